@@ -504,8 +504,8 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
             if outliers is not None and not 1 / OUTLIER_RATIO <= pred / meas <= OUTLIER_RATIO:
                 outliers.append(outlier_line(c, pred, meas))
         if e is not None and c.record.peak_memory_bytes:
-            mem.append(abs(e.memory.allocator_peak / c.record.peak_memory_bytes - 1))
             ratio = e.memory.allocator_peak / c.record.peak_memory_bytes
+            mem.append(abs(ratio - 1))
             # or below half the model state the layout holds (weights, gradients, optimizer state on the device):
             # no allocator reports less (half: a precision policy the record does not state)
             below_state = c.record.peak_memory_bytes < 0.5 * e.memory.model_state
@@ -541,9 +541,10 @@ def outlier_line(c: Case, predicted: float, measured: float) -> str:
 
 
 def memory_outlier_line(c: Case, predicted: float, state: float = 0.0) -> str:
-    """One line for a record whose peak memory the base constants miss by more than :data:`OUTLIER_RATIO`
-    or is below half the model state the layout holds (``state``, bytes) (``predicted``: the allocator peak in bytes; breaker pass 55: a 2 MB peak for Llama-3-8B was fitted as a 807,469%
-    memory error and drove allocator_overhead to 0 without a word)."""
+    """One line for a record whose peak memory the base constants miss by more than :data:`OUTLIER_RATIO`, or that
+    is below half the model state the layout holds (``state``, bytes; ``predicted``: the allocator peak, bytes).
+    Breaker pass 55: a 2 MB peak for Llama-3-8B was fitted as a 807,469% memory error and drove allocator_overhead
+    to 0 without a word."""
     src = f" ({c.record.source})" if c.record.source else ""
     meas = c.record.peak_memory_bytes
     held = f", below the {state / 2**30:,.3g} GiB of weights, gradients and optimizer state it holds" \

@@ -1904,8 +1904,8 @@ def test_torchtitan_import_lists_layers_per_stage_and_refuses_what_it_does_not_p
     imp = import_config("torchtitan", text.replace("K", "8") + "pipeline_parallel_schedule_csv = \"\"\n"
                         "context_parallel_rotate_metod = \"allgather\"\n", 16)
     assert [n for n in imp.notes if "is not read" in n] == [
-        "[parallelism] context_parallel_rotate_metod is not read (did you mean context_parallel_rotate_method? "
-        "torchtitan stops on a key it does not know); the layout is read without it"]
+        "[parallelism] context_parallel_rotate_metod is not read (did you mean context_parallel_rotate_method? its "
+        "parser stops on it); the layout is read without it"]
 
 
 @pytest.mark.parametrize("to", ["megatron", "torchtitan", "maxtext", "easydel", "nanotron"])

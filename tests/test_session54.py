@@ -417,6 +417,23 @@ def test_amd_infinity_fabric_mesh_gives_a_small_group_its_own_links():
     assert s.time_s == pytest.approx(1e8 / 44.8e9 + 8.4e-6 + 5e-6, rel=1e-6)
 
 
+#: the seven records of _TINY_TPUT with the 0.001 tokens/s record made plausible (5,153): a fit that writes its file
+FIT_RUNS = _TINY_TPUT.replace('"tokens_per_s_per_device": 0.001', '"tokens_per_s_per_device": 5153.0')
+
+
+def calibrated_file(tmp_path, runs_text: str = FIT_RUNS):
+    """(the CliRunner result, the written file) of ``calibrate RUNS -H h100-sxm -o fit.yaml --no-cross-validation``."""
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(runs_text + "\n")
+    out = tmp_path / "fit.yaml"
+    r = CliRunner().invoke(app, ["calibrate", str(runs), "-H", "h100-sxm", "-o", str(out), "--no-cross-validation"])
+    assert out.exists(), r.output
+    return r, out
+
+
 def test_calibrate_without_cross_validation_marks_its_file(tmp_path):
     # new-user pass 54b: with cross-validation the records were a poor fit (exit 1); --force --no-cross-validation
     # wrote a clean-looking file with exit 0. The file now says the held-out check did not run, and commands repeat it.
@@ -424,11 +441,7 @@ def test_calibrate_without_cross_validation_marks_its_file(tmp_path):
     from typer.testing import CliRunner
 
     from shardplan.cli import app
-    runs = tmp_path / "runs.jsonl"
-    runs.write_text(_TINY_TPUT.replace('"tokens_per_s_per_device": 0.001', '"tokens_per_s_per_device": 5153.0') + "\n")
-    out = tmp_path / "fit.yaml"
-    r = CliRunner().invoke(app, ["calibrate", str(runs), "-H", "h100-sxm", "-o", str(out), "--no-cross-validation"])
-    assert out.exists(), r.output
+    r, out = calibrated_file(tmp_path)
     assert "not_cross_validated" in yaml.safe_load(out.read_text())["sources"]
     assert "7 of 7 records give no precision: priced as bf16-mixed" in r.output  # new-user pass 54b
     r2 = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(out), "-n", "8", "-s", "4096", "-b", "64",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from test_session54 import _TINY_TPUT
+from test_session54 import FIT_RUNS, calibrated_file
 
 
 def test_calibrated_file_names_its_records_precision_and_estimate_notes_another(tmp_path):
@@ -13,11 +13,7 @@ def test_calibrated_file_names_its_records_precision_and_estimate_notes_another(
     from typer.testing import CliRunner
 
     from shardplan.cli import app
-    runs = tmp_path / "runs.jsonl"
-    runs.write_text(_TINY_TPUT.replace('"tokens_per_s_per_device": 0.001', '"tokens_per_s_per_device": 5153.0') + "\n")
-    out = tmp_path / "fit.yaml"
-    r = CliRunner().invoke(app, ["calibrate", str(runs), "-H", "h100-sxm", "-o", str(out), "--no-cross-validation"])
-    assert out.exists(), r.output
+    _, out = calibrated_file(tmp_path)
     # the seven records give no precision: the megatron profile prices them as bf16-mixed
     assert yaml.safe_load(out.read_text())["sources"]["fitted_precision"] == "bf16-mixed (7 records)"
     args = ["estimate", "-m", "llama-3-8b", "-H", str(out), "-n", "8", "-s", "4096", "-b", "64", "--tp", "8"]
@@ -193,7 +189,7 @@ def test_calibrate_names_a_peak_memory_off_by_more_than_10x(tmp_path):
     from shardplan.presets.hardware import HARDWARE
     from shardplan.records import read_records
     f = tmp_path / "runs.jsonl"
-    text = _TINY_TPUT.replace('"tokens_per_s_per_device": 0.001', '"tokens_per_s_per_device": 5153.0')
+    text = FIT_RUNS
     f.write_text(text.replace('"peak_memory_bytes": 50000000000.0', '"peak_memory_bytes": 2000000.0') + "\n")
     cal = calibrate(read_records(f), HARDWARE["h100-sxm"], FRAMEWORKS["megatron"], cross_validate=False)
     assert len(cal.outliers) == 1 and "record 2: recorded peak 2e+06 B" in cal.outliers[0]
@@ -341,7 +337,7 @@ def test_a_peak_ten_times_low_is_named_before_the_fit_hides_it(tmp_path):
     from shardplan.presets.hardware import HARDWARE
     from shardplan.records import read_records
     f = tmp_path / "runs.jsonl"
-    text = _TINY_TPUT.replace('"tokens_per_s_per_device": 0.001', '"tokens_per_s_per_device": 5153.0')
+    text = FIT_RUNS
     f.write_text(text.replace('"peak_memory_bytes": 50000000000.0', '"peak_memory_bytes": 5000000000.0') + "\n")
     cal = calibrate(read_records(f), HARDWARE["h100-sxm"], FRAMEWORKS["megatron"], cross_validate=False)
     assert any("record 2: recorded peak 5e+09 B" in o and "the base constants predict" in o for o in cal.outliers)

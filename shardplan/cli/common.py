@@ -277,17 +277,25 @@ POOR_FIT_SOURCE = "poor_fit"
 UNCHECKED_SOURCE = "not_cross_validated"
 
 
+def file_sources(hardware: str | None) -> dict | None:
+    """The ``sources`` of a hardware *file* (``--hardware`` naming a .yaml / .yml / .json or an existing path), None
+    for a preset or a file the loader refuses (the command's own load reports it). Raises nothing."""
+    from shardplan.loaders import load_hardware
+    if hardware is None or not (hardware.lower().endswith((".yaml", ".yml", ".json")) or Path(hardware).is_file()):
+        return None
+    try:
+        return load_hardware(hardware).sources
+    except Exception:  # noqa: BLE001 -- the command's own load reports a bad file
+        return None
+
+
 def hardware_file_notes(hardware: str | None) -> None:
     """Say on stderr that a hardware file written by ``shardplan bench --smoke`` (its ``sources`` carry ``smoke``) holds
     no measurement of a device: its rates come from a grid of tiny shapes on whatever JAX saw (breaker finding: such a
     file was taken as hardware without a word); likewise a file ``calibrate --force`` wrote from a poor fit (its
     ``sources`` carry :data:`POOR_FIT_SOURCE`). Raises nothing (an unreadable file was refused before)."""
-    from shardplan.loaders import load_hardware
-    if hardware is None or not (hardware.lower().endswith((".yaml", ".yml", ".json")) or Path(hardware).is_file()):
-        return
-    try:
-        sources = load_hardware(hardware).sources
-    except Exception:  # noqa: BLE001 -- the command's own load reports a bad file
+    sources = file_sources(hardware)
+    if sources is None:
         return
     smoke = any(key.lower() == "smoke" for key in sources)
     if smoke:
@@ -365,13 +373,8 @@ def fitted_precision_note(hardware_arg: str | None, chosen: str) -> None:
     the policy this command prices: the GEMM rates are fitted per compute dtype, but the memory terms (allocator
     overhead, context bytes) absorb whatever the fitted policy's buffers were. Raises nothing."""
     from shardplan.calibrate import FITTED_PRECISION_SOURCE
-    from shardplan.loaders import load_hardware
-    if hardware_arg is None or not (hardware_arg.lower().endswith((".yaml", ".yml", ".json"))
-                                    or Path(hardware_arg).is_file()):
-        return
-    try:
-        sources = load_hardware(hardware_arg).sources
-    except Exception:  # noqa: BLE001 -- the command's own load reports a bad file
+    sources = file_sources(hardware_arg)
+    if sources is None:
         return
     fitted = str(next((v for k, v in sources.items() if str(k).lower() == FITTED_PRECISION_SOURCE), "") or "")
     names = {part.split(" (")[0].strip() for part in fitted.split(",") if part.strip()}

@@ -61,8 +61,9 @@ def render_export(framework: str, estimate, output: Optional[Path], inputs: Opti
         import json as _json
 
         from shardplan.export.deepspeed import HF_RECOMPUTE_NOTE, trainer_note
-        err_console.print(f"note: {trainer_note(_json.loads(text)['_shardplan']['trainer'], estimate.training.framework.name)}",
-                          highlight=False, soft_wrap=True)
+        args = _json.loads(text)["_shardplan"]["trainer"]
+        err_console.print(f"note: {trainer_note(args, estimate.training.framework.name)}", highlight=False,
+                          soft_wrap=True)
         from shardplan.cli.estimate import eager_code_note
         eager = eager_code_note(estimate)
         if eager and "does not fit" in eager:  # the Trainer flags above would run a model that does not fit

@@ -276,7 +276,8 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
       at the causal speed 3.5%), backward 2.5 x the FLOPs at its backward speed; SMs left idle when
       ``sequences x heads x ceil((s/cp) / 128)`` query blocks are fewer than the SMs (FlashAttention-2
       Sec. 3.2) scale both; a head dim the kernel has no build for runs padded to the next one it has
-      (:func:`~shardplan.cost.gemm.kernel_head_dim`: 80 -> 96 under FlashAttention-2); with no published kernel for the hardware, the GEMM asymptote
+      (:func:`~shardplan.cost.gemm.kernel_head_dim`: 80 -> 96 under FlashAttention-2); with no published
+      kernel for the hardware, the GEMM asymptote
       (backward 2 x forward), on TPUs with the head dimension padded to 128 lanes
       (:func:`mxu_head_padding`);
     * causal attention over cp > 1 without load balancing (``FrameworkProfile.cp_load_balance``
@@ -312,7 +313,7 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
     peak = hw.peak_flops(unquantized_dtype(training)) * occ
     # the kernel runs at the head dimension it was compiled for (kernel_head_dim): padded_d / d of the useful work
     padded = kernel_head_dim(kern.name, d)
-    flops *= padded / d if d > 0 else 1.0
+    flops *= padded / d if d > 0 else 1.0  # (kernel_head_dim keeps a non-positive d)
     return (flops / (kern.efficiency(padded, sq, causal, "fwd") * peak),
             2.5 * flops / (kern.efficiency(padded, sq, causal, "bwd") * peak))
 

@@ -1065,11 +1065,12 @@ def activation_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, s
 
 def grad_bucket_bytes(training: TrainingSpec, layout: Layout) -> float:
     """Bytes of the contiguous gradient buckets a ZeRO-1/2 optimizer holds through the backward, counted with the
-    gradients (``MemoryBreakdown.grads``; ``FrameworkProfile.grad_bucket_elements``, in the compute dtype: DeepSpeed's ``ipg_buffer``), two when the
-    reduction overlaps the backward (``ParallelConfig.overlap_grad_reduce``: DeepSpeed ``overlap_comm``), else one;
-    0 for other ZeRO stages, DeepSpeed's BF16_Optimizer (:func:`bf16_optimizer`), or a profile without them; on the
-    device with an offloaded optimizer too (DeepSpeed turns contiguous gradients on for CPU offload). Example: DeepSpeed ZeRO-2 in
-    bf16 with overlap_comm: 2 x 500,000,000 x 2 B = 2.0e9 B (1.86 GiB), whatever the model's size."""
+    gradients (``MemoryBreakdown.grads``): ``FrameworkProfile.grad_bucket_elements`` in the compute dtype (DeepSpeed's
+    ``ipg_buffer``), two buckets when the reduction overlaps the backward (``ParallelConfig.overlap_grad_reduce``:
+    DeepSpeed ``overlap_comm``), else one; 0 for other ZeRO stages, DeepSpeed's BF16_Optimizer
+    (:func:`bf16_optimizer`), or a profile without them; on the device with an offloaded optimizer too (DeepSpeed
+    turns contiguous gradients on for CPU offload). Example: DeepSpeed ZeRO-2 in bf16 with overlap_comm:
+    2 x 500,000,000 x 2 B = 2.0e9 B (1.86 GiB), whatever the model's size."""
     p = layout.parallel
     elements = training.framework.grad_bucket_elements
     # not under DeepSpeed's BF16_Optimizer (another optimizer class: fp32 accumulation); with the optimizer offloaded

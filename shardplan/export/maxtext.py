@@ -496,7 +496,8 @@ LAYOUT_KEYS = (*(f"{level}_{axis}_parallelism" for level in ("ici", "dcn") for a
                "num_pipeline_repeats", "remat_policy", "max_target_length")
 #: the keys the importer reads (LAYOUT_KEYS and the rest it looks at)
 READ_KEYS = (*LAYOUT_KEYS, *_MAXTEXT_KEYS, "optimizer_memory_host_offload", "decoder_layer_input", "capacity_factor",
-             "dtype", "weight_dtype", "attention", "base_num_decoder_layers", "num_layers_per_pipeline_stage", "hardware")
+             "dtype", "weight_dtype", "attention", "base_num_decoder_layers", "num_layers_per_pipeline_stage",
+             "hardware")
 
 
 def read(text: str, devices: int | None = None) -> Imported:

@@ -439,7 +439,6 @@ def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
     Raises:
         ConfigError: naming the key, its value and the legal value.
     """
-    import difflib
     csv = par.get("pipeline_parallel_schedule_csv")
     if csv not in (None, ""):
         raise ConfigError(f"torchtitan pipeline_parallel_schedule_csv={short_repr(csv)}: a custom schedule read from "
@@ -449,18 +448,9 @@ def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
     if par.get("pipeline_parallel_split_points"):
         notes.append("pipeline_parallel_split_points: the manual split points are not read; the split priced is "
                      "pipeline_parallel_layers_per_stage's (or torchtitan's even cut)")
-    from shardplan.export.base import near_miss
-    for key in par:  # a key extending a read one by a word is torchtitan's own (pipeline_parallel_schedule_csv)
-        plain = str(key).lower().replace("-", "_")  # another case or dashes: a typo too (breaker pass 55b)
-        close = [k for k in READ_KEYS if k == plain] or [
-            k for k in difflib.get_close_matches(plain, READ_KEYS, n=1, cutoff=0.9) if near_miss(plain, k, "_")]
-        if key not in READ_KEYS and close and close[0] in LAYOUT_KEYS:  # read without it, another layout is priced
-            raise ConfigError(f"[parallelism] {key} is not a torchtitan key (its config parser stops on it); did you "
-                              f"mean {close[0]}? Without it the importer would price {close[0]}'s default; legal: "
-                              f"{close[0]}", field=str(key), value=short_repr(par[key]), legal=[close[0]])
-        if key not in READ_KEYS and close:
-            notes.append(f"[parallelism] {key} is not read (did you mean {close[0]}? torchtitan stops on a key it "
-                         "does not know); the layout is read without it")
+    # a typo of a read key (a key extending one by a word is torchtitan's own: pipeline_parallel_schedule_csv)
+    from shardplan.export.base import check_near_misses
+    notes += check_near_misses(par, READ_KEYS, LAYOUT_KEYS, "_", "torchtitan", stops=True, where="[parallelism] ")
 
 
 def _profile_name(cfg: dict, tr: dict, notes: list[str]) -> str:
