@@ -14,7 +14,7 @@ from shardplan.cli.common import (OptimizerDtypeOpt,
                                   MoeImbOpt, MoeRoutingOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PlanSeqOpt, PrecisionOpt, ScaleUpOpt, app, config_errors, console,
-                                  err_console, layout_flags, negative, print_notes)
+                                  err_console, layout_flags, negative)
 from shardplan.errors import ConfigError
 from shardplan.explain import fit_limit_text, headroom
 from shardplan.units import fmt_rate, fmt_seconds
@@ -839,12 +839,14 @@ def unreleased_schedule_note(fw, schedules) -> str | None:
 
 
 def estimate_json(e) -> dict:
-    """The JSON document of ``estimate --json``: :meth:`Estimate.to_dict`, the reasons of a negative result and the
-    held-out throughput band per device (``throughput_band``, None without one; :mod:`shardplan.accuracy_band`)."""
+    """The JSON document of ``estimate --json``: :meth:`Estimate.to_dict`, the reasons of a negative result, the
+    held-out throughput band per device (``throughput_band``, None without one; :mod:`shardplan.accuracy_band`) and
+    the notes ``estimate`` prints on stderr (``notes``: :func:`estimate_notes`, a list of strings)."""
     from shardplan.accuracy_band import estimate_band
     band = estimate_band(e)
     return {**e.to_dict(), "negative_reasons": negative_reasons(e),
-            "throughput_band": band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None}
+            "throughput_band": band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None,
+            "notes": estimate_notes(e)}
 
 
 def peak_band_text(e) -> str:
@@ -1242,22 +1244,28 @@ def model_note(model, seq_len: int | None = None) -> str | None:
     return f"model {model.name}: {'; '.join(parts)}" if parts else None
 
 
-def print_estimate_notes(e) -> None:
-    """Every note on an estimate, on stderr (``estimate``, ``export``, ``report``): the layout's (split, warnings),
-    an optimistic prediction, a routing that prices nothing, an unreleased schedule, the attention kernel, the
-    MoE overheads, pipeline stalls and allocator pressure."""
-    print_notes(e.layout)
+def estimate_notes(e) -> list[str]:
+    """Every note on an estimate, in the order ``estimate`` prints them: the layout's (split, warnings:
+    :attr:`shardplan.parallel.Layout.notes`), then an optimistic prediction, a routing that prices nothing, an
+    unreleased schedule, the attention kernel, the MoE overheads, pipeline stalls, allocator pressure, the compiler
+    flags a profile assumes (XLA's pipelined all-gather) and the rest below. Plain text (no markup); the same list
+    goes to stderr (:func:`print_estimate_notes`), into ``--json`` (``notes``) and into the HTML report."""
     from shardplan.calibration import optimism_note
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
-    for note in (model_note(e.model, e.training.seq_len), optimism_note(e), routing_note(e), tp_overlap_note(e),
-                 unreleased_schedule_note(e.training.framework, scheduled),
-                 attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
-                 allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
-                 bf16_optimizer_note(e),
-                 partial_node_note(e), serialized_gather_note(e), straddle_note(e), selective_recompute_note(e),
-                 cp_balance_note(e), xla_gpu_gather_note(e), zero3_share_note(e)):
-        if note:
-            err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    notes = (model_note(e.model, e.training.seq_len), optimism_note(e), routing_note(e), tp_overlap_note(e),
+             unreleased_schedule_note(e.training.framework, scheduled),
+             attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
+             allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
+             bf16_optimizer_note(e),
+             partial_node_note(e), serialized_gather_note(e), straddle_note(e), selective_recompute_note(e),
+             cp_balance_note(e), xla_gpu_gather_note(e), zero3_share_note(e))
+    return [*e.layout.notes, *(n for n in notes if n)]
+
+
+def print_estimate_notes(e) -> None:
+    """Print :func:`estimate_notes` on stderr (``estimate``, ``export``, ``report``), one "note:" line each."""
+    for note in estimate_notes(e):
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 
 
 def print_estimate(e) -> None:

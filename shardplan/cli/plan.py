@@ -102,6 +102,23 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
     return merged, schedules or None
 
 
+def winner_notes(plans: list, objective: str = "throughput") -> list[str]:
+    """The notes on the ranked winner ``plans[0]`` that ``plan`` prints (and ``--json`` stores as its ``notes``): the
+    profile terms that shape its step (MoE and per-layer overheads, pipeline stalls, allocator pressure, compile),
+    the compiler flags and the DeepSpeed ZeRO-3 share its price rests on (new-user pass 55b: only ``estimate`` and the
+    export said them), and a safer pick when the winner fits only on the central figure. [] for no plans."""
+    if not plans:
+        return []
+    from shardplan.cli.estimate import (allocator_note, compile_note, layer_overhead_note, moe_overhead_note,
+                                        serialized_gather_note, stall_note, straddle_note, xla_gpu_gather_note,
+                                        zero3_share_note)
+    best = plans[0]
+    notes = (moe_overhead_note(best), layer_overhead_note(best), stall_note(best), allocator_note(best),
+             compile_note(best), serialized_gather_note(best), straddle_note(best), xla_gpu_gather_note(best),
+             zero3_share_note(best), safer_pick_note(plans, objective))
+    return [n for n in notes if n]
+
+
 def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, objective: str = "throughput"
                ) -> dict[str, Any]:
     from shardplan.accuracy_band import estimate_band, order_reliability
@@ -114,6 +131,7 @@ def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, ob
         if i == 0:
             band = estimate_band(e)
             d["throughput_band"] = band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None
+            d["notes"] = winner_notes(res.plans, objective)
         elif objective == "throughput":
             order = order_reliability(best.tokens_per_s, e.tokens_per_s)
             d["order_reliability"] = order.to_dict() if order else None
@@ -245,17 +263,8 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
                                               + _order_text(best, e, objective)), highlight=False)
     if best is not None:  # the profile terms that shape the winner's step, as `estimate` names them
         from rich.markup import escape
-
-        from shardplan.cli.estimate import (allocator_note, compile_note, layer_overhead_note, moe_overhead_note,
-                                            serialized_gather_note, stall_note, straddle_note, xla_gpu_gather_note,
-                                            zero3_share_note)
-        # the XLA flags and the DeepSpeed ZeRO-3 share the winner's price rests on (new-user pass 55b: only estimate
-        # and the export said them)
-        for note in (moe_overhead_note(best), layer_overhead_note(best), stall_note(best), allocator_note(best),
-                     compile_note(best), serialized_gather_note(best), straddle_note(best), xla_gpu_gather_note(best),
-                     zero3_share_note(best), safer_pick_note(res.plans, objective)):
-            if note:
-                console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
+        for note in winner_notes(res.plans, objective):
+            console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
         band = estimate_band(best)
         if band:
             console.print(f"#1's 80% band: {escape(band_text(band, best.tokens_per_s / devices))}; docs/accuracy.md",

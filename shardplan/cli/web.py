@@ -12,7 +12,7 @@ import typer
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DropoutOpt, FrameworkOpt, PlanDevicesOpt,
                                   HardwareOpt, ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt,
                                   PlanOpt, PlanSeqOpt, PrecisionOpt, ScaleUpOpt, app, config_errors, fail, layout_flags)
-from shardplan.cli.estimate import estimate_layout, print_estimate_notes
+from shardplan.cli.estimate import estimate_layout, estimate_notes, print_estimate_notes
 from shardplan.errors import ConfigError
 
 
@@ -124,7 +124,7 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = Non
         from shardplan.web import report as rep
         step("writing the charts")
         if fmt == "html":
-            written = [rep.write_html(e, output, ranked)]
+            written = [rep.write_html(e, output, ranked, estimate_notes(e))]
         else:
             written = list(rep.write_png(e, output.with_suffix("") if output.suffix else output, ranked))
     for path in written:

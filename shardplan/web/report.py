@@ -53,8 +53,9 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -
     return "\n".join(out)
 
 
-def render_html(e: Estimate, plans: Sequence[Estimate] | None = None) -> str:
-    """The report as one HTML string: title, summary table, collectives table, charts.
+def render_html(e: Estimate, plans: Sequence[Estimate] | None = None, notes: Sequence[str] = ()) -> str:
+    """The report as one HTML string: title, summary table, the estimate's ``notes`` (what ``estimate`` prints on
+    stderr: the compiler flags a profile assumes, kernels, overheads; none: no section), collectives table, charts.
 
     Plotly's JavaScript is embedded once (``include_plotlyjs=True`` on the first chart), so the
     page has no ``<script src=...>`` and needs no network.
@@ -64,6 +65,8 @@ def render_html(e: Estimate, plans: Sequence[Estimate] | None = None) -> str:
              f"<style>{_CSS}</style></head><body>", f"<h1>{html.escape(title)}</h1>",
              f"<p><code>{html.escape(e.parallel.short())}</code></p>", "<h2>Summary</h2>",
              _table(charts.summary_rows(e))]
+    if notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
     if e.collectives:
         parts.append("<h2>Collectives per step (per device)</h2>")
         parts.append(_table([(c.op, c.label, c.purpose, c.phase, c.group_size, c.level, f"{c.calls:,.0f}",
@@ -80,15 +83,16 @@ def render_html(e: Estimate, plans: Sequence[Estimate] | None = None) -> str:
     return "\n".join(parts)
 
 
-def write_html(e: Estimate, path: str | Path, plans: Sequence[Estimate] | None = None) -> Path:
-    """Write :func:`render_html` to ``path`` (UTF-8) and return the path.
+def write_html(e: Estimate, path: str | Path, plans: Sequence[Estimate] | None = None, notes: Sequence[str] = ()
+               ) -> Path:
+    """Write :func:`render_html` (with ``notes``) to ``path`` (UTF-8) and return the path.
 
     Raises:
         OSError: if the file cannot be written (missing parent folders are created).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(e, plans), encoding="utf-8")
+    path.write_text(render_html(e, plans, notes), encoding="utf-8")
     return path
 
 

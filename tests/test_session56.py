@@ -1,0 +1,57 @@
+"""Findings of the fifty-sixth session: each test fails on the behaviour before the fix."""
+
+import json
+
+import pytest
+
+
+def _cli(args):
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    return CliRunner().invoke(app, args)
+
+
+def _estimate(layout, **kw):
+    """The Estimate ``shardplan estimate`` builds from these flags (every flag not given at its default)."""
+    from shardplan.cli.estimate import estimate_layout
+    flags = dict(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=64,
+                 global_batch_tokens=None, precision=None, attention=None, framework=None, dropout=False,
+                 optimizer_dtype=None, moe_capacity_factor=None, moe_imbalance=1.0, moe_routing="uniform",
+                 scale_up_size=None, plan=None)
+    return estimate_layout({**flags, **kw}, layout)
+
+
+MAXTEXT_GPU = ["-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--framework", "maxtext"]
+
+
+def test_estimate_json_and_plan_json_carry_the_notes_estimate_prints():
+    # last session's list: the XLA-flag note (the pipelined all-gather the maxtext profile's GPU price rests on) was
+    # said on stderr only; a script reading --json, or the HTML report, never saw it
+    r = _cli(["estimate", *MAXTEXT_GPU, "--zero-stage", "3", "--json"])
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout[r.stdout.index("{"):])
+    assert any("--xla_gpu_enable_pipelined_all_gather=true" in n for n in doc["notes"])
+    # every stderr note is in the list, the layout's own notes first
+    from shardplan.cli.estimate import estimate_notes
+    assert doc["notes"] == estimate_notes(_estimate({"zero_stage": 3}, devices=16, framework="maxtext"))
+    # the Megatron default on the same layout rests on no XLA flag
+    r = _cli(["estimate", *MAXTEXT_GPU[:-2], "--zero-stage", "3", "--json"])
+    assert not any("XLA_FLAGS" in n for n in json.loads(r.stdout[r.stdout.index("{"):])["notes"])
+    r = _cli(["plan", *MAXTEXT_GPU, "--json"])
+    plans = json.loads(r.stdout[r.stdout.index("{"):])["plans"]
+    assert plans[0]["parallel"]["zero_stage"] == 3  # the winner gathers parameters: the note applies
+    assert any("--xla_gpu_enable_pipelined_all_gather=true" in n for n in plans[0]["notes"])
+    assert all("notes" not in p for p in plans[1:])
+
+
+def test_html_report_lists_the_notes(tmp_path):
+    pytest.importorskip("plotly")
+    out = tmp_path / "r.html"
+    r = _cli(["report", *MAXTEXT_GPU, "--zero-stage", "3", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    assert "<h2>Notes</h2>" in page and "--xla_gpu_enable_pipelined_all_gather=true" in page
+    # no notes, no section
+    from shardplan.web.report import render_html
+    assert "<h2>Notes</h2>" not in render_html(_estimate({}))
