@@ -2014,13 +2014,18 @@ def test_export_names_the_target_only_for_its_own_refusals_and_reproduces_a_plan
     assert r.exit_code == 2 and "model='nosuchmodel'" in r.output and "cannot run this layout" not in r.output
     r = runner.invoke(app, [*base, "-m", "llama-3-8b", "--tp", "3"])
     assert r.exit_code == 2 and "tp=3" in r.output and "cannot run this layout" not in r.output
-    # a plan file priced without --framework (the default profile): the reproduce line names that profile, since it
-    # writes the plan's layout as flags, where --to nanotron would otherwise price with nanotron's (and not fit)
+    # a plan file of another framework (an imported Megatron-LM script) is priced with the target's own profile
+    # (new-user pass 56: a torchtitan file headed by Megatron's numbers): under nanotron's it does not fit, exit 1;
+    # --framework megatron keeps the plan's profile, and the reproduce line names it
     src, plan, out = tmp_path / "m.sh", tmp_path / "p.json", tmp_path / "n.yaml"
     flags = ["-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64"]
     assert runner.invoke(app, ["export", "--to", "megatron", *flags, "--zero-stage", "1", "-o", str(src)]).exit_code == 0
     assert runner.invoke(app, ["import", "--from", "megatron", str(src), "-o", str(plan)]).exit_code == 0
-    assert runner.invoke(app, ["export", "--to", "nanotron", *flags, "--plan", str(plan), "-o", str(out)]).exit_code == 0
+    r = runner.invoke(app, ["export", "--to", "nanotron", *flags, "--plan", str(plan), "-o", str(out)])
+    assert r.exit_code == 1 and "with the nanotron profile (the plan records megatron)" in " ".join(r.output.split())
+    r = runner.invoke(app, ["export", "--to", "nanotron", *flags, "--plan", str(plan), "--framework", "megatron", "-o",
+                            str(out)])
+    assert r.exit_code == 0, r.output
     line = next(x for x in out.read_text().splitlines() if x.startswith("# reproduce: "))
     assert "--framework megatron" in line
     again = tmp_path / "again.yaml"

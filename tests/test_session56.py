@@ -55,3 +55,30 @@ def test_html_report_lists_the_notes(tmp_path):
     # no notes, no section
     from shardplan.web.report import render_html
     assert "<h2>Notes</h2>" not in render_html(_estimate({}))
+
+
+def test_export_of_a_plan_ranked_under_another_framework_is_priced_with_the_targets_profile(tmp_path):
+    # new-user pass 56: a layout ranked under megatron, exported --to torchtitan, was headed by Megatron's step time
+    # (11.4 s) where torchtitan's own profile prices 17.7 s, though `export --help` promises the target's profile
+    plan = tmp_path / "p.json"
+    r = _cli(["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--fix",
+              "zero_stage=3", "--fix", "tp=1", "--json", "--top", "1"])
+    plan.write_text(r.stdout[r.stdout.index("{"):])
+    base = ["export", "--plan", f"{plan}#1", "-m", "llama-3-8b", "-H", "h100-sxm", "--to", "torchtitan"]
+    tt, kept = _cli(base), _cli([*base, "--framework", "megatron"])
+    assert tt.exit_code == 0 and kept.exit_code == 0
+    assert "# predicted step time (torchtitan profile)" in tt.stdout
+    assert "with the torchtitan profile (the plan records megatron)" in " ".join(tt.output.split())
+    assert "# predicted step time (megatron profile)" in kept.stdout  # --framework keeps the plan's
+    # the header is torchtitan's own estimate of the plan's layout
+    mbs = json.loads(plan.read_text())["plans"][0]["parallel"]["microbatch_size"]
+    e = _estimate({"zero_stage": 3, "dp": 16, "tp": 1, "microbatch_size": mbs}, devices=16, framework="torchtitan")
+    step = float(tt.stdout.split("# predicted step time (torchtitan profile): ")[1].split(" s")[0])
+    assert step == pytest.approx(e.step_s, abs=1e-3)
+    # a plan ranked with a variant of the target's profile keeps it
+    from shardplan.cli.export import plan_target_profile
+    doc = json.loads(plan.read_text())
+    doc["plans"][0]["training"]["framework"] = "torchtitan-compile"
+    plan.write_text(json.dumps(doc))
+    assert plan_target_profile("torchtitan", "h100-sxm", f"{plan}#1") == (None, None)
+    assert plan_target_profile("megatron", "h100-sxm", f"{plan}#1") == (None, None)  # no profile of its own

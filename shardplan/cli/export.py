@@ -159,6 +159,9 @@ def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevic
     typed = framework  # the reproduce line names what was typed: the target's default below applies again
     if framework is None and plan is None:
         framework = target_profile(exporter(to).name, hardware, note=False)  # the note once the estimate stands
+    ranked_with = None  # a plan file ranked with another framework's profile: priced with the target's (new user 56)
+    if framework is None and plan is not None:
+        framework, ranked_with = plan_target_profile(exporter(to).name, hardware, plan)
     if framework is None and plan is None:
         layout = target_layout_defaults(exporter(to).name, layout, seq_len)
     precision = precision if plan is not None else target_precision(exporter(to).name, precision)
@@ -166,9 +169,13 @@ def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevic
                  global_batch_tokens=global_batch_tokens, precision=precision, attention=attention, framework=framework,
                  dropout=dropout, optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
                  moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size, plan=plan)
-    defaulted = typed is None and framework is not None and plan is None
+    defaulted = typed is None and framework is not None and (plan is None or ranked_with is not None)
     e = _priced(specs, layout, exporter(to).title, defaulted, easydel=exporter(to).name == "easydel")
-    if defaulted:
+    if ranked_with is not None:
+        err_console.print(f"[yellow]note:[/] --to {exporter(to).name} prices the layout of --plan {plan} with the "
+                          f"{framework} profile (the plan records {ranked_with}), so the header's numbers are that "
+                          f"framework's; --framework {ranked_with} keeps the plan's", highlight=False, soft_wrap=True)
+    elif defaulted:
         profile_note("--to", exporter(to).name, framework)
     from shardplan.cli.estimate import print_estimate_notes
     print_estimate_notes(e)
@@ -260,6 +267,26 @@ def target_precision(name: str, precision: str | None, flag: str = "--to") -> st
     err_console.print(f"[yellow]note:[/] {flag} {name}: precision {precision}, the one its config writes (--precision "
                       "to choose)", highlight=False, soft_wrap=True)
     return precision
+
+
+def plan_target_profile(name: str, hardware: str, plan: str) -> tuple[str | None, str | None]:
+    """(profile to price with, profile the plan was ranked with) for ``export --plan FILE --to NAME`` without
+    ``--framework``: the target's own profile (:data:`TARGET_PROFILES`) when the plan file records a profile of
+    another framework (a layout ranked under megatron exported to torchtitan was headed by Megatron's step time, 54%
+    faster than torchtitan's own profile prices it: new-user pass 56); (None, None) otherwise, so that the plan's
+    profile applies (:func:`shardplan.cli.estimate._profile_from_plan`): the plan's profile is the target's, a variant
+    of it (``torchtitan-compile``, ``deepspeed-zero3``, ``NAME+field=value``), the target has no profile of its own,
+    or a hardware file brings its framework section. Raises nothing (the plan file is read again, with its errors,
+    by the estimate)."""
+    from shardplan.loaders import hardware_framework, read_plan_context
+    target = TARGET_PROFILES.get(name)
+    recorded = read_plan_context(plan).get("framework")
+    if target is None or not isinstance(recorded, str) or hardware_framework(hardware) is not None:
+        return None, None
+    base, family = recorded.split("+")[0], target.removeprefix("hf-")  # hf-deepspeed: deepspeed*, hf-fsdp: *fsdp*
+    if family in base:
+        return None, None
+    return target, recorded
 
 
 def profile_note(flag: str, name: str, profile: str) -> None:

@@ -1227,7 +1227,7 @@ def near_miss(word: str, known: str, separator: str) -> bool:
 
 def check_near_misses(keys: Any, read: Any, layout: Any, separator: str, framework: str, stops: bool,
                       where: str = "") -> list[str]:
-    """Notes for the ``keys`` of a config (or section ``where``) that are a typo of one the importer ``read``\ s
+    """Notes for the ``keys`` of a config (or section ``where``) that are a typo of one in the importer's ``read`` set
     (``difflib`` ratio 0.9 and :func:`near_miss`); a typo of one of ``layout`` (keys that set the layout or the model's
     shape) is refused, since read without it the layout would take the key's default and the import exit 0
     (breaker pass 55: MaxText ``ici_tensor_paralelism: 4`` and DeepSpeed ``"zero_optimisation"`` priced tp = 1 and
