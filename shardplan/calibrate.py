@@ -71,6 +71,32 @@ MEMORY_PARAMS = (Parameter("framework", "allocator_overhead", 0.0, 0.5, "fractio
                  Parameter("framework", "lm_head_stage_bytes", 0.0, 1000.0, "B per token per d_model"))
 
 
+def catalog() -> dict[str, Parameter]:
+    """Every parameter a fit can take, by field name (:data:`DEFAULT_PARAMS`, :data:`RATE_PARAMS`,
+    :data:`MOE_PARAMS`, :data:`MEMORY_PARAMS`), in that order."""
+    out: dict[str, Parameter] = {}
+    for p in (*DEFAULT_PARAMS, *RATE_PARAMS.values(), *MOE_PARAMS, *MEMORY_PARAMS):
+        out.setdefault(p.field, p)
+    return out
+
+
+def params_named(names: Sequence[str]) -> list[Parameter]:
+    """The parameters ``names`` name (``calibrate --params``; a name may hold several, comma-separated), each once,
+    in the order given: what a fit on a handful of records can pin (new-user pass 56: two records, nine default
+    parameters, no way to fit fewer).
+
+    Raises:
+        ConfigError: a name that is no parameter (field ``params``, the legal names listed), or none given.
+    """
+    known = catalog()
+    wanted = [n.strip() for name in names for n in str(name).split(",") if n.strip()]
+    bad = [n for n in wanted if n not in known]
+    if bad or not wanted:
+        raise ConfigError(f"--params {', '.join(bad) or '(empty)'}: not a fitted parameter; legal: {', '.join(known)}",
+                          field="params", value=", ".join(bad) or None, legal=list(known))
+    return [known[n] for n in dict.fromkeys(wanted)]
+
+
 @dataclass
 class Case:
     """A record with its specs (the hardware and profile replaced by the fit's at each evaluation)."""
@@ -327,7 +353,8 @@ def underdetermined(cs: Sequence[Case], memory: bool, n_free: int) -> str:
     distinct = len(set(keys))
     of = f" of {distinct} distinct run configuration(s)" if distinct < len(cs) else ""
     return (f"{len(cs)} record(s){of} give {n_measured} measurement(s) for {n_free} fitted parameters: the fit is "
-            "underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) pin it")
+            "underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) pin it, "
+            f"or fit at most {n_measured} parameter(s) (--params, e.g. --params matmul_efficiency)")
 
 
 def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[list[Case], list[str]]:

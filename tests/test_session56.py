@@ -82,3 +82,35 @@ def test_export_of_a_plan_ranked_under_another_framework_is_priced_with_the_targ
     plan.write_text(json.dumps(doc))
     assert plan_target_profile("torchtitan", "h100-sxm", f"{plan}#1") == (None, None)
     assert plan_target_profile("megatron", "h100-sxm", f"{plan}#1") == (None, None)  # no profile of its own
+
+
+def test_calibrate_params_fits_only_the_named_constants(tmp_path):
+    # new-user pass 56: two records, nine default parameters: a poor fit whose advice ("hold it with a parameter list")
+    # named an option calibrate did not have; --force halved matmul_efficiency for every later plan
+    import yaml
+
+    from test_session54 import FIT_RUNS
+    from shardplan.calibrate import catalog, params_named
+    from shardplan.cli.calibrate import ParamsOpt
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("\n".join(FIT_RUNS.splitlines()[:2]) + "\n")
+    out = tmp_path / "fit.yaml"
+    r = _cli(["calibrate", str(runs), "-H", "h100-sxm", "-o", str(out), "--no-cross-validation"])
+    assert r.exit_code == 1 and "--params" in " ".join(r.output.split())  # underdetermined: the advice names it
+    r = _cli(["calibrate", str(runs), "-H", "h100-sxm", "-o", str(out), "--no-cross-validation", "--params",
+              "matmul_efficiency"])
+    assert r.exit_code == 0, r.output
+    doc = yaml.safe_load(out.read_text())
+    from shardplan.presets.hardware import HARDWARE
+    base = HARDWARE["h100-sxm"]
+    # only the named constant is fitted and written (a cluster file holds what differs from its base preset)
+    assert doc["base"] == "h100-sxm" and doc["matmul_efficiency"] != base.matmul_efficiency
+    assert not {"hbm_efficiency", "scale_up_efficiency", "scale_out_efficiency", "scale_out_latency"} & set(doc)
+    assert "microbatch_overhead_s" not in (doc.get("framework") or {})
+    r = _cli(["calibrate", str(runs), "-H", "h100-sxm", "--params", "matmul_eficiency"])
+    assert r.exit_code == 2 and "legal: matmul_efficiency, hbm_efficiency" in " ".join(r.output.split())
+    assert [p.field for p in params_named(["hbm_efficiency,matmul_efficiency", "hbm_efficiency"])] == \
+        ["hbm_efficiency", "matmul_efficiency"]
+    # the --help list is the catalog (one source of truth checked)
+    help_text = ParamsOpt.__metadata__[0].help
+    assert all(name in help_text for name in catalog())

@@ -26,6 +26,12 @@ NoCvOpt = Annotated[bool, typer.Option("--no-cross-validation", help="skip the l
 ForceOpt = Annotated[bool, typer.Option("--force", help="write -o / --profile-out even when the fit is poor (fewer "
                                         "measurements than fitted parameters, records measured on another device "
                                         "class, or a median in-sample error over 50%); the exit code stays 1")]
+ParamsOpt = Annotated[Optional[list[str]], typer.Option(
+    "--params", help="fit only these constants (repeat it, or comma-separate), the others held at the base's values: "
+    "matmul_efficiency, hbm_efficiency, scale_up_efficiency, scale_out_efficiency, scale_out_latency, "
+    "microbatch_overhead_s, fp8_matmul_efficiency, fp4_matmul_efficiency, moe_expert_overhead_s, allocator_overhead, "
+    "context_bytes, lm_head_stage_bytes (default: the first six, the records' GEMM rates, the MoE one for MoE records, "
+    "the memory ones for records with peaks)")]
 #: --framework of calibrate: the profile the records ran under (calibrate has no export target)
 CalibrateFrameworkOpt = Annotated[Optional[str], typer.Option(
     "--framework", help="the framework profile the records ran under (a built-in name or a profile file, with "
@@ -51,7 +57,7 @@ CalibrateHardwareOpt = Annotated[Optional[str], typer.Option(
 @config_errors
 def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framework: CalibrateFrameworkOpt = None,
               output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False,
-              map: MapOpt = None, set: SetOpt = None, force: ForceOpt = False) -> None:
+              map: MapOpt = None, set: SetOpt = None, force: ForceOpt = False, params: ParamsOpt = None) -> None:
     """Fit the hardware's efficiencies and network constants (and the framework's overheads) to
     measured runs; print fitted vs base values and in-sample / cross-validated errors. A .csv file
     is imported first with --map / --set (docs/calibration.md)."""
@@ -64,6 +70,8 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     if output is not None and profile_out is not None and output.resolve() == profile_out.resolve():
         raise ConfigError(f"-o/--output and --profile-out are the same file ({output}): the profile would overwrite the "
                           "cluster file; legal: two different paths", field="profile_out", value=str(profile_out))
+    from shardplan.calibrate import params_named
+    chosen = params_named(params) if params is not None else None  # bad input before reading the records
     recs = _read_runs(records, map, set)
     hardware = hardware or _records_hardware(recs)
     hw = hardware_spec(hardware)
@@ -73,7 +81,7 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     from shardplan.cli.common import progress_bar
     _announce(len(recs), no_cross_validation)
     with progress_bar("calibrate (fits)") as update:  # one step per fit: all records, then each fold
-        cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation, progress=update)
+        cal = fit_records(recs, hw, prof, params=chosen, cross_validate=not no_cross_validation, progress=update)
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records", hw, prof)
     console.print(t)
     print_fit_summary(cal, not no_cross_validation, hw)
@@ -490,7 +498,7 @@ def far_from_base(cal) -> list[str]:
         if p.field.endswith("efficiency") and p.field not in cal.held and b > 0 and v < FAR_FROM_BASE * b:
             out.append(f"{p.field} fitted at {v:.3g}, under half its base {b:.3g}: if the hardware is not that slow, "
                        "the records carry a cost the model prices elsewhere (a per-step overhead, slower kernels); "
-                       "other layouts with this file inherit it (check them, or hold it with a parameter list)")
+                       "other layouts with this file inherit it (check them, or fit without it: --params with the others)")
     return out
 
 
