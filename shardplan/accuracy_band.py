@@ -164,8 +164,13 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
         ([f"your profile overrides {framework.spec.split('+', 1)[1]}"] if overrides else [])
     # a file `shardplan calibrate` wrote says how well it fits its own records (cluster_yaml's sources note): the
     # better figure for that file (a new user's calibrated estimate showed only the built-ins' record)
-    fitted = next((v for v in (hardware.sources or {}).values() if str(v).startswith("shardplan calibrate on")), None)
-    if fitted is not None:
+    sources = hardware.sources or {}
+    fitted = next((v for v in sources.values() if str(v).startswith("shardplan calibrate on")), None)
+    if fitted is not None and any(str(k).lower() == "poor_fit" for k in sources):
+        # a --force file's in-sample error says nothing (an underdetermined fit reads 0.0%: new-user pass 56); the
+        # poor-fit note every command prints says why (cli.common POOR_FIT_SOURCE)
+        mine.append("the file's own fit is poor (see its poor-fit note): its in-sample error is not a record")
+    elif fitted is not None:
         mine.append(f"the file's own fit: {fitted.removeprefix('shardplan calibrate on ')}")
     return replace(band, group=f"{band.group}; the built-ins' record, {'; '.join(mine)}")
 

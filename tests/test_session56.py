@@ -114,3 +114,18 @@ def test_calibrate_params_fits_only_the_named_constants(tmp_path):
     # the --help list is the catalog (one source of truth checked)
     help_text = ParamsOpt.__metadata__[0].help
     assert all(name in help_text for name in catalog())
+
+
+def test_a_forced_poor_fit_file_does_not_quote_its_in_sample_error():
+    # new-user pass 56: a --force file of an underdetermined fit printed "the file's own fit: 2 records ...: in-sample
+    # throughput median |error| 0.0%" beside the built-ins' band
+    from shardplan.accuracy_band import band_for
+    from shardplan.inputs import hardware_spec
+    from shardplan.presets.frameworks import FRAMEWORKS
+    fit = "shardplan calibrate on 2 records (2026-12-07): in-sample throughput median |error| 0.0%"
+    hw = hardware_spec("h100-sxm").model_copy(update={"name": "h100-sxm-calibrated",
+                                                      "sources": {"matmul_efficiency": fit}})
+    assert "in-sample throughput median |error| 0.0%" in band_for(FRAMEWORKS["megatron"], hw, False).group
+    poor = hw.model_copy(update={"sources": {"matmul_efficiency": fit, "poor_fit": "underdetermined"}})
+    group = band_for(FRAMEWORKS["megatron"], poor, False).group
+    assert "the file's own fit is poor" in group and "0.0%" not in group
