@@ -129,3 +129,44 @@ def test_a_forced_poor_fit_file_does_not_quote_its_in_sample_error():
     poor = hw.model_copy(update={"sources": {"matmul_efficiency": fit, "poor_fit": "underdetermined"}})
     group = band_for(FRAMEWORKS["megatron"], poor, False).group
     assert "the file's own fit is poor" in group and "0.0%" not in group
+
+
+QWEN_EP32 = dict(model="qwen3-30b-a3b", hardware="h200", devices=32, seq_len=8192, global_batch=512)
+
+
+def test_bound_names_an_axis_by_its_costliest_collective_and_the_roofline_line_covers_the_ep_alltoall():
+    # new-user pass 56: ep 32 over the network, 62% of the step AllToAll: "bound by: communication (ep over scale-out,
+    # dp over local)" (a group-of-one expert-gradient collective, listed last, named dp's level) beside a roofline line
+    # that named only the data-parallel group as compute-bound
+    from shardplan.cli.estimate import _roofline_line
+    e = _estimate({"ep": 32, "microbatch_size": 2}, **QWEN_EP32)
+    assert e.bound == "communication (ep over scale-out, dp over scale-out)"
+    line = _roofline_line(e)
+    a2a = [c for c in e.collectives if c.op == "AllToAll" and c.axis == "ep"]
+    exposed = sum(c.exposed_s for c in a2a) / e.step_s
+    assert exposed > 0.5
+    # intensity: the step's FLOPs per device over every AllToAll byte it sends; ridge: C / W of the NIC
+    # (989e12 / 50e9 = 19,780: the h200's bf16 peak over its 50 GB/s per GPU)
+    intensity = e.hardware_flops_per_step / 32 / sum(c.bytes_per_device for c in a2a)
+    ridge = e.hardware.peak_flops("bf16") / e.hardware.scale_out_bandwidth
+    assert intensity < ridge
+    assert (f"ep AllToAll on scale-out: {intensity:,.0f} FLOPs per byte vs ridge {ridge:,.0f} (bandwidth-bound, "
+            f"{exposed:.0%} of the step exposed)") in line
+    # inside the node (ep 8 over NVLink, 450 GB/s: ridge 2,198) the same model's AllToAll is compute-bound
+    e8 = _estimate({"ep": 8, "microbatch_size": 2}, **QWEN_EP32)
+    assert "ep AllToAll on NVLink" in _roofline_line(e8) and "(compute-bound" in _roofline_line(e8).split("ep AllToAll")[1]
+    # a dense model has no such part
+    assert "AllToAll" not in _roofline_line(_estimate({}))
+
+
+def test_roofline_png_names_its_points(tmp_path):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from shardplan.web.report import _mpl_roofline
+    fig = Figure()
+    ax = fig.add_subplot()
+    _mpl_roofline(_estimate({"ep": 32, "microbatch_size": 2}, **QWEN_EP32), ax)
+    texts = [t.get_text() for t in ax.texts]
+    assert "AllToAll ep" in texts and "layer matmuls" in texts
+    assert any(" / " in t for t in texts)  # the dp ReduceScatter and AllGather coincide: one label

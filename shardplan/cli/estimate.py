@@ -1015,7 +1015,23 @@ def _roofline_line(e) -> str:
               f"({'compute' if th['dp_compute_bound'] else 'bandwidth'}-bound)") if group > 1 else "no data parallelism"
     tp_txt = (f"largest compute-bound tp ~{th['max_compute_bound_tp']:.1f}" if th['max_compute_bound_tp'] >= 1
               else "tp is bandwidth-bound at any degree for this ffn_dim")
-    return f"roofline: {dp_txt}; {tp_txt}; HBM ridge {th['hbm_critical_intensity']:.0f} FLOPs/byte"
+    return f"roofline: {dp_txt}; {tp_txt}{_ep_roofline_text(e)}; HBM ridge {th['hbm_critical_intensity']:.0f} FLOPs/byte"
+
+
+def _ep_roofline_text(e) -> str:
+    """The expert-parallel AllToAll on the roofline line ("" without one): the step's FLOPs per device over the bytes
+    all its AllToAll passes send (1 / the sum of the passes' inverse intensities, :func:`shardplan.cost.step._roofline`)
+    against the ridge C / W of the level it crosses, and whether it is exposed (new-user pass 56: the line named only
+    the data-parallel group while 62% of an ep 32 step was AllToAll over the network)."""
+    rows = [r for r in e.roofline if r["name"].startswith("AllToAll ep") and r["intensity"] > 0]
+    if not rows:
+        return ""
+    intensity = 1.0 / sum(1.0 / r["intensity"] for r in rows)
+    ridge = rows[0]["ridge"]
+    exposed = sum(c.exposed_s for c in e.collectives if c.op == "AllToAll" and c.axis == "ep")
+    share = f", {exposed / e.step_s:.0%} of the step exposed" if exposed > 0 and e.step_s > 0 else ""
+    return (f"; ep AllToAll on {rows[0]['resource']}: {intensity:,.0f} FLOPs per byte vs ridge {ridge:,.0f} "
+            f"({'compute' if intensity > ridge else 'bandwidth'}-bound{share})")
 
 
 def compile_note(e) -> str | None:

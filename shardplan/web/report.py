@@ -145,10 +145,19 @@ def _mpl_roofline(e: Estimate, ax) -> None:
         ax.loglog(grid, d.peak * np.minimum(1.0, grid / c.ridge), color=c.color,
                   label=f"{c.resource} ({c.bandwidth / 1e9:,.0f} GB/s, ridge {c.ridge:,.0f})")
         ax.plot([c.ridge], [d.peak], "D", color=c.color)
+    # each point named (the HTML chart names them on hover; the PNG had unlabelled markers: new-user pass 56): one
+    # label per operation and axis ("AllToAll ep"), the names of points that coincide joined with " / "
+    at: dict[tuple[float, float], list[str]] = {}
     for name, res, i, y, bound in d.points:
         col = colors.get(res, "#333333")
         compute = bound == "compute"
         ax.plot([i], [y], "o" if compute else "X", color=col, ms=9, mec="black" if compute else col)
+        names = at.setdefault((round(float(np.log10(max(i, 1e-30))), 1), round(float(np.log10(max(y, 1e-30))), 1)), [])
+        if name.split(" (")[0] not in names:
+            names.append(name.split(" (")[0])
+    for (li, ly), names in at.items():
+        ax.annotate(" / ".join(names), (10 ** li, 10 ** ly), textcoords="offset points", xytext=(6, -10), fontsize=7,
+                    color="#333333")
     ax.set_xlabel("arithmetic intensity (FLOPs per byte moved)")
     ax.set_ylabel("attainable FLOP/s")
     ax.set_title(f"Roofline ({e.hardware.name}); o compute-bound, x bandwidth-bound")
