@@ -170,3 +170,25 @@ def test_roofline_png_names_its_points(tmp_path):
     texts = [t.get_text() for t in ax.texts]
     assert "AllToAll ep" in texts and "layer matmuls" in texts
     assert any(" / " in t for t in texts)  # the dp ReduceScatter and AllGather coincide: one label
+
+
+def test_record_import_writes_absolute_paths_and_calibrate_knows_the_same_file(tmp_path, monkeypatch):
+    # new-user pass 56: `--set model=inputs/config.json` was stored as typed; calibrate run from another folder said
+    # "file not found", and the same hardware file, typed relative, was "other hardware"
+    import shutil
+
+    from shardplan.cli.calibrate import _same_file
+    from shardplan.records import read_records
+    work = tmp_path / "work"
+    (work / "inputs").mkdir(parents=True)
+    shutil.copy("shardplan/data/clusters/gcp-a3-mega.yaml", work / "inputs" / "hw.yaml")
+    (work / "runs.csv").write_text("tp,tok\n1,5000\n2,4800\n")
+    monkeypatch.chdir(work)
+    r = _cli(["record", "import", "runs.csv", "-o", "runs.jsonl", "--map", "tp=tp", "--map",
+              "tokens_per_s_per_device=tok", "--set", "model=llama-3-8b", "--set", "hardware=inputs/hw.yaml",
+              "--set", "devices=8", "--set", "seq_len=4096", "--set", "global_batch_size=64"])
+    assert r.exit_code == 0, r.output
+    recs = read_records(work / "runs.jsonl")
+    assert {x.hardware for x in recs} == {str((work / "inputs" / "hw.yaml").resolve())}
+    assert {x.model for x in recs} == {"llama-3-8b"}  # a preset name stays a name
+    assert _same_file(recs[0].hardware, "inputs/hw.yaml") and not _same_file("h100-sxm", "inputs/hw.yaml")

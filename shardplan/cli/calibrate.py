@@ -502,6 +502,16 @@ def far_from_base(cal) -> list[str]:
     return out
 
 
+def _same_file(a: str | None, b: str | None) -> bool:
+    """Whether two hardware names are paths of one existing file (a record's absolute path, written by `record
+    import`, and the --hardware typed relative to the current folder: a false alarm, new-user pass 56)."""
+    try:
+        return bool(a and b) and Path(str(a)).is_file() and Path(str(b)).is_file() and \
+            Path(str(a)).resolve() == Path(str(b)).resolve()
+    except OSError:
+        return False
+
+
 def _hardware_warning(recs: list, hardware: str, hw, given: bool = True) -> list[str]:
     """Warn when records name other hardware than the fit prices them on (``--hardware``, default h100-sxm):
     a preset (or alias) other than ``--hardware``'s base preset, or a name that is neither a preset nor that
@@ -510,6 +520,7 @@ def _hardware_warning(recs: list, hardware: str, hw, given: bool = True) -> list
     from shardplan.presets.hardware import hardware_preset_name
     base = hardware_document(hardware, hw, hw.name).get("base") or hw.name
     other = sorted({r.hardware for r in recs if r.hardware not in (hardware, hw.name, Path(hardware).stem)
+                    and not _same_file(r.hardware, hardware)
                     and (hardware_preset_name(r.hardware) or "?") != hardware_preset_name(str(base))})
     if other:
         how = ("the records' hardware field only labels them" if given

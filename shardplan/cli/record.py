@@ -66,6 +66,24 @@ def _existing_lines(path: Path) -> int:
                if ln.strip() and not ln.lstrip().startswith("#"))
 
 
+def absolute_paths(record):
+    """``record`` (a RunRecord) with its model, hardware and framework written as absolute paths where they name a file
+    relative to the current folder (``--set model=inputs/config.json``), so that ``calibrate`` run from another
+    folder reads the same files (new-user pass 56: "file not found", relative to where unsaid); names of presets and
+    paths that are not files are kept."""
+    update = {}
+    for field in ("model", "hardware", "framework"):
+        value = getattr(record, field, None)
+        if isinstance(value, str) and "+" not in value:
+            path = Path(value)
+            try:
+                if not path.is_absolute() and path.is_file():
+                    update[field] = str(path.resolve())
+            except OSError:  # a name too long for a path is a preset name or bad input, checked where it is read
+                pass
+    return record.model_copy(update=update) if update else record
+
+
 @record_app.command("import")
 @config_errors
 def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.csv, map: MapOpt = None,
@@ -78,7 +96,7 @@ def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.c
     if append:
         check_records_target("-o/--output", output)
     mapping = parse_map_items(list(map or []), list(set or []))
-    records = import_csv(csv_file, mapping)
+    records = [absolute_paths(r) for r in import_csv(csv_file, mapping)]
     unread_note(csv_file, mapping)
     replaced = _existing_lines(output) if not append else 0
     n = write_records(output, records, append=append)
