@@ -192,3 +192,23 @@ def test_record_import_writes_absolute_paths_and_calibrate_knows_the_same_file(t
     assert {x.hardware for x in recs} == {str((work / "inputs" / "hw.yaml").resolve())}
     assert {x.model for x in recs} == {"llama-3-8b"}  # a preset name stays a name
     assert _same_file(recs[0].hardware, "inputs/hw.yaml") and not _same_file("h100-sxm", "inputs/hw.yaml")
+
+
+def test_a_hardware_file_with_a_node_aggregate_as_the_per_device_network_is_warned(tmp_path):
+    # new-user pass 56: scale_out_bandwidth 400e9 (8 x 400 Gb/s, the node's) was priced without a word, ep 16 across
+    # nodes as fast as inside one
+    from shardplan.cost.comm import FASTEST_NIC_BANDWIDTH, implausible_network
+    from shardplan.inputs import hardware_spec
+    from shardplan.presets.hardware import HARDWARE
+    assert not [n for n, h in HARDWARE.items() if implausible_network(h)]  # no preset trips it (GB300: 100 GB/s)
+    f = tmp_path / "hw.yaml"
+    f.write_text("base: h200\nname: pernode\nscale_out_bandwidth: 400.0e9\n")
+    r = _cli(["estimate", "-m", "llama-3-8b", "-H", str(f), "-n", "16", "-s", "4096", "-b", "64"])
+    assert r.exit_code == 0
+    # 400e9 / 8 = 50e9 B/s per GPU: the usual 400 Gb/s NIC
+    assert "400 GB/s per device is above the fastest NIC" in " ".join(r.output.split())
+    assert "50.0 GB/s each" in " ".join(r.output.split())
+    slow_up = hardware_spec("h200").model_copy(update={"scale_up_bandwidth": 40e9, "scale_out_bandwidth": 50e9})
+    assert "not below scale_up_bandwidth" in implausible_network(slow_up)
+    assert implausible_network(hardware_spec("h200").model_copy(update={"scale_out_bandwidth": FASTEST_NIC_BANDWIDTH})) \
+        is None

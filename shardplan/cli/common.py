@@ -297,6 +297,12 @@ def hardware_file_notes(hardware: str | None) -> None:
     sources = file_sources(hardware)
     if sources is None:
         return
+    from shardplan.cost.comm import implausible_network
+    from shardplan.loaders import load_hardware
+    odd = implausible_network(load_hardware(hardware))  # file_sources read it: it loads
+    if odd:
+        err_console.print(f"[yellow]warning:[/] the hardware file {escape(hardware)}: {escape(odd)}", highlight=False,
+                          soft_wrap=True)
     smoke = any(key.lower() == "smoke" for key in sources)
     if smoke:
         err_console.print(f"[yellow]note:[/] the hardware file {escape(hardware)} was written by `shardplan bench "

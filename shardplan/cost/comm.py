@@ -150,6 +150,27 @@ def group_split(n: int, stride: int, domain: int) -> tuple[int, int]:
 #: or below it is named PCIe (:func:`level_names`)
 PCIE_MAX_BANDWIDTH = 64e9
 
+#: the fastest scale-out rate one accelerator's NIC gives (bytes/s, one way): 800 Gb/s = 100 GB/s (NVIDIA ConnectX-8
+#: SuperNIC datasheet, the B300 / GB300 nodes' NIC; 400 Gb/s ConnectX-7 on H100 / H200 / B200): a hardware file above
+#: it per device most likely gives a node's aggregate as the per-device figure (:func:`implausible_network`)
+FASTEST_NIC_BANDWIDTH = 100e9
+
+
+def implausible_network(hw: HardwareSpec) -> str | None:
+    """Why ``hw``'s per-device scale-out bandwidth cannot be one device's NIC, or None: above
+    :data:`FASTEST_NIC_BANDWIDTH`, or not below its scale-up bandwidth on a GPU (a NIC slower than NVLink / Infinity
+    Fabric / PCIe in every shipping node). New-user pass 56: ``scale_out_bandwidth: 400.0e9``, a node's 8 x 400 Gb/s
+    typed per GPU, priced ep 16 across nodes as fast as inside one, without a word."""
+    out, up = hw.scale_out_bandwidth, hw.scale_up_bandwidth
+    if out > FASTEST_NIC_BANDWIDTH:
+        return (f"scale_out_bandwidth {out / 1e9:,.0f} GB/s per device is above the fastest NIC one accelerator has "
+                f"({FASTEST_NIC_BANDWIDTH / 1e9:.0f} GB/s = 800 Gb/s): the field is bytes/s per device, one way (e.g. a "
+                f"node's {out / 1e9:,.0f} GB/s over 8 GPUs is {out / 8e9:,.1f} GB/s each)")
+    if hw.kind == "gpu" and out >= up:
+        return (f"scale_out_bandwidth {out / 1e9:,.1f} GB/s per device is not below scale_up_bandwidth "
+                f"{up / 1e9:,.1f} GB/s: collectives across nodes are priced as fast as inside one")
+    return None
+
 
 def level_names(hw: HardwareSpec) -> tuple[str, str]:
     """Human names of the two network levels: NVLink / scale-out for NVIDIA GPUs, Infinity Fabric / scale-out for AMD
