@@ -1040,7 +1040,15 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
                               "key out", field="text_config.model_type", value=kind, legal=list(legal))
         cfg = text
     _require(cfg, arch, *REQUIRED_KEYS.get(arch, ()))
-    return {**FAMILIES[arch](cfg), **_rope_and_eps(cfg)}
+    fields = {**FAMILIES[arch](cfg), **_rope_and_eps(cfg)}
+    coef = cfg.get("router_aux_loss_coef")  # Mixtral, Qwen2/3-MoE, OLMoE, GPT-OSS, PhiMoE, ...: the training loss's
+    if fields.get("n_experts") and coef is not None:  # balancing weight (configuration_*.py), no cost
+        if coef == 0 and not isinstance(coef, bool):  # no balancing loss: legal
+            fields["router_aux_loss_coef"] = 0.0
+        else:
+            fields["router_aux_loss_coef"] = _number_in(coef, "router_aux_loss_coef", 0.0, 1.0 + 1e-12,
+                                                        "a number from 0 to 1")
+    return fields
 
 
 def _rope_and_eps(cfg: Cfg) -> Cfg:

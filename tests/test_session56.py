@@ -212,3 +212,24 @@ def test_a_hardware_file_with_a_node_aggregate_as_the_per_device_network_is_warn
     assert "not below scale_up_bandwidth" in implausible_network(slow_up)
     assert implausible_network(hardware_spec("h200").model_copy(update={"scale_out_bandwidth": FASTEST_NIC_BANDWIDTH})) \
         is None
+
+
+def test_megatron_export_writes_the_models_own_aux_loss_coefficient(tmp_path):
+    # new-user pass 56: Qwen3-30B-A3B's config.json says router_aux_loss_coef 0.001; the export wrote 1e-2
+    from shardplan.loaders import load_model
+    cfg = json.loads(open("benchmarks/models/dbrx-base.config.json").read())
+    assert cfg["router_aux_loss_coef"] == 0.05
+    m = load_model("benchmarks/models/dbrx-base.config.json")
+    assert m.router_aux_loss_coef == 0.05
+    args = ["export", "--to", "megatron", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "256", "--ep", "8",
+            "--tp", "4", "--pp", "2"]
+    r = _cli([*args, "-m", "benchmarks/models/dbrx-base.config.json"])
+    assert r.exit_code == 0, r.output
+    assert "--moe-aux-loss-coeff 0.05" in r.stdout
+    r = _cli([*args, "-m", "mixtral-8x7b", "--tp", "1", "--pp", "1"])  # a preset gives none: the README's 1e-2
+    assert "--moe-aux-loss-coeff 1e-2" in r.stdout
+    # a coefficient outside [0, 1] is refused with its key
+    bad = tmp_path / "config.json"
+    bad.write_text(json.dumps({**cfg, "router_aux_loss_coef": 5}))
+    r = _cli(["estimate", "-m", str(bad), "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "256", "--ep", "8"])
+    assert r.exit_code == 2 and "router_aux_loss_coef=5" in r.output

@@ -261,8 +261,12 @@ def _moe_args(ctx: ExportContext) -> list[str]:
         # runs the local experts as TE GroupedLinear, as the Megatron-Bridge recipes the MoE costs were fitted on do;
         # the plan is priced with balanced routing (TrainingSpec.moe_imbalance), what auxiliary-loss balancing
         # approaches, and --moe-aux-loss-coeff defaults to 0.0 (no balancing loss): the Megatron-Core MoE README's
-        # example coefficient, 1e-2, with its aux_loss type (the default, written to say it)
-        args += ["--moe-grouped-gemm", "--moe-router-load-balancing-type", "aux_loss", "--moe-aux-loss-coeff", "1e-2"]
+        # example coefficient, 1e-2, with its aux_loss type (the default, written to say it), unless the model's
+        # config.json gives its own (router_aux_loss_coef: 0.001 for Qwen3-30B-A3B; new-user pass 56 found 1e-2
+        # written over it)
+        coef = ctx.estimate.model.router_aux_loss_coef
+        args += ["--moe-grouped-gemm", "--moe-router-load-balancing-type", "aux_loss", "--moe-aux-loss-coeff",
+                 "1e-2" if coef is None else repr(coef)]
     if p.ep > 1:
         args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
         # the dispatcher the planner priced (Megatron-LM's default is allgather)

@@ -120,6 +120,9 @@ class ModelSpec(BaseModel):
                                                                   "original_max_position_embeddings) where they are not "
                                                                   "Llama 3.1's (1, 4, 8192), which Megatron-LM's "
                                                                   "--use-rope-scaling hard-codes; no cost; None = those")
+    router_aux_loss_coef: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False, description="the MoE "
+                                               "load-balancing loss coefficient (HF router_aux_loss_coef); no cost, "
+                                               "written as Megatron-LM --moe-aux-loss-coeff; None = not given")
     norm_eps: float | None = Field(default=None, gt=0, lt=1, description="the norms' epsilon (HF rms_norm_eps / "
                                    "layer_norm_eps); no cost, written as Megatron-LM --norm-epsilon (default 1e-5); "
                                    "None = not given")
