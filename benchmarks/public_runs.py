@@ -6455,3 +6455,145 @@ S55B_TUNING_AGENT = (
 )
 
 SCOUTED_2026_12BF = S55B_PROJECTION + S55B_TUNING_AGENT
+
+
+# Fifty-sixth scouting pass (2026-12, never fitted on; SCOUTED_2026_12BG). Names carry _S56_.
+#
+# Row format as PUBLIC_CHECKS. Row-selection rules (fixed per source before any row of that source was priced; no
+# row dropped afterwards):
+#  S1  yandex/YaFSDP README.md "Benchmarks" table (the version with the two iteration-time columns): every one of its
+#      16 configurations (the "FSDP iteration time (s)" cell as the row; the YaFSDP cell quoted, see below).
+#  S2  allenai/OLMo-core README.md, the version with the largest throughput table (1B, 7B, 8B, 13B, 32B rows; read
+#      id 47201541904): every row except (a) the 7B BF16 / FP8 pair, the same configuration as the held
+#      OLMO_CORE_H100 rows, and (b) the 32B pair: src/scripts/train/OLMo2-32B.py changes its layout across stored
+#      commits (full AC, mbs 1, HSDP 32 replicas @ 016e4268 vs FFN-only AC, mbs 2, 4 replicas in OLMo2/OLMo2-32B.py
+#      @ 18b8fb66) and no version is tied to the README figure: more than two assumptions. 6 rows.
+# Novelty: grep over benchmarks/, docs/accuracy.md and the notes found no YaFSDP / yafsdp, OLMo2-13B, olmo-2-13b,
+# Llama3-8B.py, "4,600 TPS" or "1,500 TPS".
+
+# ---- S1. yandex/YaFSDP README.md @ ddfdda4b5003800a3b3f16b4744eb2894e2ac889 region (stored read id 15191628706; the
+#    same table in id 15015080537 without the time columns, and in the github.com page copy id 67338964240, fetched
+#    2026-05-18). Quoted:
+#    "We've compared YaFSDP with FSDP on a variety of pre-training setups ranging from: 7B to 70B parameters, 64 to 256
+#    devices, 2048 to 8192 tokens per sequence"
+#    "| model | gpu-count | seq-len | num-ckpt-layers | speedup | YaFSDP iteration time (s) | FSDP iteration time (s) |"
+#    "| Llama 2 7B  |  64 | 2048 |  0 |  9.92% |  0.81 |  0.90 |"
+#    "| Llama 2 7B  |  64 | 4096 |  0 |  3.43% |  1.16 |  1.21 |"
+#    "| Llama 2 7B  |  64 | 8192 |  0 |  2.68% |  2.23 |  2.29 |"
+#    "| Llama 2 7B  | 128 | 2048 |  0 |  9.57% |  0.87 |  0.97 |"
+#    "| Llama 2 7B  | 128 | 4096 |  0 |  2.42% |  1.19 |  1.22 |"
+#    "| Llama 2 7B  | 128 | 8192 |  0 |  2.32% |  2.25 |  2.31 |"
+#    "| Llama 2 13B | 128 | 2048 |  0 | 12.10% |  1.55 |  1.76 |"
+#    "| Llama 2 13B | 128 | 4096 |  0 |  3.49% |  2.06 |  2.14 |"
+#    "| Llama 2 34B | 128 | 2048 |  0 | 20.70% |  3.39 |  4.27 |"
+#    "| Llama 2 34B | 256 | 2048 |  0 | 21.99% |  3.51 |  4.50 |"
+#    "| Llama 2 34B | 256 | 4096 |  5 |  8.35% |  5.33 |  5.81 |"
+#    "| Llama 2 70B | 256 | 2048 | 10 | 21.48% |  6.97 |  8.87 |"
+#    "| Llama 2 70B | 256 | 4096 | 50 |  7.17% | 11.07 | 11.93 |"
+#    "| Llama 3 8B  |  64 | 2048 |  0 | 11.91% |  0.97 |  1.10 |"
+#    "| Llama 3 8B  |  64 | 4096 |  0 |  7.86% |  1.36 |  1.48 |"
+#    "| Llama 3 70B | 256 | 2048 | 20 | 26.60% |  7.17 |  9.76 |"
+#    "Details: In each run per-device batch size is set to 1. `num-ckpt-layers` refers to the number of transformer
+#    layers to which activation checkpointing was applied. Performance was measured using a cluster of hosts with
+#    A100 80 GB GPUs."
+#    Stack (examples/clm.md @ 0bd33e74, id 15406104222): "accelerate launch --config_file ya-fsdp/examples/
+#    fsdp_config.yaml --fsdp_ya_fsdp_enabled true transformers/examples/pytorch/language-modeling/run_clm.py ...
+#    --block_size 2048 --per_device_train_batch_size 1"; "--fsdp_ya_fsdp_enabled true - toggle between FSDP and
+#    YaFSDP"; image "based on the NVIDIA PyTorch image [24.02] with some patched HF libraries".
+#    examples/fsdp_config.yaml (id 15876704918): "fsdp_sharding_strategy: FULL_SHARD", "fsdp_backward_prefetch:
+#    BACKWARD_PRE", "fsdp_forward_prefetch: true", "fsdp_offload_params: false", "mixed_precision: bf16",
+#    "fsdp_num_layers_to_checkpoint".
+#    tokens/s/GPU = 1 sequence x seq / iteration time, e.g. Llama 2 7B 64 GPUs 2048 YaFSDP: 2048 / 0.81 = 2,528.4;
+#    Llama 3 70B 256 GPUs 2048 FSDP: 2048 / 9.76 = 209.8. Global batch = gpu-count x 1.
+#    Layout: ZeRO-3 (FULL_SHARD) over all GPUs, microbatch 1; num-ckpt-layers 0 -> recompute none, N > 0 -> full
+#    recompute of N layers (recompute_layers=N). Framework: hf-fsdp (stock HF Llama code under PyTorch FSDP through
+#    Accelerate), 'bf16-mixed'. [B: (1) gradient accumulation 1 assumed: the "iteration" = one optimizer step over
+#    one sequence per GPU (run_clm's default gradient_accumulation_steps 1); (2) the YaFSDP column is priced with the
+#    same hf-fsdp profile: the planner has no YaFSDP profile, so those rows measure how far a different FSDP
+#    implementation sits from the PyTorch-FSDP price; (3) network: the a100-80gb preset's 25 GB/s per GPU scale-out
+#    (Yandex's fabric is not stated)]. Models: 'llama-2-7b', 'llama-2-13b', 'codellama-34b' (the Llama 2 34B shape),
+#    'llama-2-70b', 'llama-3-8b', 'llama-3-70b'.
+#    Partial checkpointing (num-ckpt-layers 5 / 10 / 20 / 50): the plain hf-fsdp profile refuses recompute_layers
+#    ("ConfigError: recompute_layers=5 is Megatron-LM's --recompute-method block --recompute-num-layers, which the
+#    hf-fsdp framework does not have" -- first pricing, check56_output.txt shows it again for one row), although
+#    YaFSDP's patched Accelerate has exactly that knob (fsdp_num_layers_to_checkpoint). Those 8 rows therefore run
+#    under 'hf-fsdp+module_recompute=true', the profile field that gates per-layer-count recompute; nothing else of
+#    the profile changes (recompute_modules is not used). Decided after the refusal, before any of the 8 was priced.
+_S56_YA = (  # (model label, preset, gpus, seq, ckpt layers, YaFSDP s, FSDP s)
+    ("Llama 2 7B", "llama-2-7b", 64, 2048, 0, 0.81, 0.90), ("Llama 2 7B", "llama-2-7b", 64, 4096, 0, 1.16, 1.21),
+    ("Llama 2 7B", "llama-2-7b", 64, 8192, 0, 2.23, 2.29), ("Llama 2 7B", "llama-2-7b", 128, 2048, 0, 0.87, 0.97),
+    ("Llama 2 7B", "llama-2-7b", 128, 4096, 0, 1.19, 1.22), ("Llama 2 7B", "llama-2-7b", 128, 8192, 0, 2.25, 2.31),
+    ("Llama 2 13B", "llama-2-13b", 128, 2048, 0, 1.55, 1.76), ("Llama 2 13B", "llama-2-13b", 128, 4096, 0, 2.06, 2.14),
+    ("Llama 2 34B", "codellama-34b", 128, 2048, 0, 3.39, 4.27),
+    ("Llama 2 34B", "codellama-34b", 256, 2048, 0, 3.51, 4.50),
+    ("Llama 2 34B", "codellama-34b", 256, 4096, 5, 5.33, 5.81),
+    ("Llama 2 70B", "llama-2-70b", 256, 2048, 10, 6.97, 8.87), ("Llama 2 70B", "llama-2-70b", 256, 4096, 50, 11.07, 11.93),
+    ("Llama 3 8B", "llama-3-8b", 64, 2048, 0, 0.97, 1.10), ("Llama 3 8B", "llama-3-8b", 64, 4096, 0, 1.36, 1.48),
+    ("Llama 3 70B", "llama-3-70b", 256, 2048, 20, 7.17, 9.76))
+
+
+def _S56_ya_layout(ckpt: int) -> dict:
+    d = dict(zero_stage=3, microbatch_size=1)
+    if ckpt:
+        d.update(recompute="full", recompute_layers=ckpt)
+    return d
+
+
+#    Integration (session 56): one configuration enters once (as the fifty-fifth pass's B200 rows measured under two
+#    flag sets): the planner's inputs of a YaFSDP cell and of its PyTorch FSDP twin are the same, and the hf-fsdp
+#    profile describes PyTorch FSDP, so the PyTorch FSDP column is the row; the YaFSDP column stays quoted above as
+#    the spread of another FSDP implementation on the same configuration (2-27% faster, most at seq 2048).
+S56_YAFSDP = tuple(
+    (f"[B: GA 1 assumed; A100 network assumed] YaFSDP README A100 80GB: {name} PyTorch FSDP, "
+     f"FULL_SHARD {n} GPUs, seq {seq}, mbs 1, ckpt layers {ck}",
+     model, "A100 80GB", "hf-fsdp+module_recompute=true" if ck else "hf-fsdp", "bf16-mixed", n, seq, n,
+     _S56_ya_layout(ck), round(seq / fs, 1), None)
+    for name, model, n, seq, ck, ya, fs in _S56_YA)
+
+# ---- S2. allenai/OLMo-core README.md, read id 47201541904 (the stored version with the 32B row; an earlier one, id
+#    47766689062, has the same 1B / 7B / 8B / 13B values; the held OLMO_CORE_H100 rows came from @ a7de3f65, whose
+#    table has 1B / 7B / 13B with older scripts). Quoted:
+#    "Throughput numbers from these scripts with various different configuration settings are reported below,
+#    measured on a cluster with NVIDIA H100 GPUs."
+#    "| **1B**  | OLMo-1124 | 4096 | BF16 | 55,000 TPS | `OLMo2-1B.py` | |"
+#    "| | | 4096 | BF16/FP8[^2] | 65,000 TPS | `OLMo2-1B.py` | `--train_module.float8_config.enabled=true` |"
+#    "| **8B**  | Llama | 4096 | BF16 | 9,500 TPS | `Llama3-8B.py` | |"
+#    "| | | 4096 | BF16/FP8 | 12,500 TPS | `Llama3-8B.py` | `--train_module.float8_config.enabled=true` |"
+#    "| **13B** | OLMo-1124 | 4096 | BF16 | 4,600 TPS | `OLMo2-13B.py` | |"
+#    "| | | 4096 | BF16/FP8 | 5,500 TPS | `OLMo2-13B.py` | `--train_module.float8_config.enabled=true` |"
+#    "[^1]: Throughput reported in tokens per second per device." "[^2]: In this setup most matrix multiplications
+#    are computed in `float8`, everything else is in `bfloat16`."
+#    The TPS figure is already tokens/s/GPU (no derivation). Scripts (train-module API, as the README's overrides
+#    name it):
+#      OLMo2-1B.py @ 08c51514 (id 47876414258): rank_microbatch_size 8 x 4096 (x2 only on B200), GLOBAL_BATCH_SIZE 512
+#        x 4096, compile_model True, dp hsdp param bf16 reduce fp32, no ac_config; model olmo2_1B = llama2_1B
+#        (d_model 2048, n_layers 18, n_heads 16) with hidden_size_multiplier 1.5 -> FFN 8192 (olmo_core config.py,
+#        id 5711370762).
+#      Llama3-8B.py @ 274fd6ae (id 9105600299): rank_microbatch_size 2 x 4096, global 1024 x 4096, compile, hsdp bf16 /
+#        fp32 reduce, no AC; llama3_8B (4096, 32 layers, 32 heads, 8 KV, FFN 14336) with the dolma2 vocabulary padded
+#        to 100352.
+#      OLMo2-13B.py @ 31ed7021 (id 47461783307): rank_microbatch_size 1 x 4096, global 2048 x 4096, compile, hsdp bf16 /
+#        fp32 reduce, no AC; olmo2_13B = llama2_13B (5120, 40 layers, 40 heads, FFN 13824), vocab 100352.
+#    Priced exactly as the held OLMO_CORE_H100 rows: torchtitan-compile, 'bf16-mixed-fp32-grads' / 'fp8-mixed',
+#    dp 8 ZeRO-3 (HSDP inside one node), recompute none. [B: (1) one node of 8 H100 assumed (the README gives no
+#    GPU count; with HSDP the shard group is one node whatever the node count, so only the cross-node gradient
+#    all-reduce of the replicas is left out); (2) the README figures are rounded to 2-3 significant digits; 1B only:
+#    (3) 18 layers as olmo2_1B reads at the stored config.py (the released OLMo-2-0425-1B has 16; olmo2_1B_v2 has 16)].
+#    Models: benchmarks/models/olmo-core-olmo2-1b-18l.config.json (1.619 B parameters as the loader counts),
+#    benchmarks/models/olmo-core-llama3-8b-dolma2.config.json (7.802 B), benchmarks/models/olmo-2-13b.config.json
+#    (13.716 B; HF
+#    allenai/OLMo-2-1124-13B states 13.7 B). QK-norm of OLMo 2 is not modelled (a few norms per layer).
+_S56_OC = (  # (name, model file, mbs, global batch, precision tag, TPS, extra assumption)
+    ("OLMo 2 1B (18 layers)", "olmo-core-olmo2-1b-18l.config.json", 8, 512, "BF16", 55000, "; 18 layers"),
+    ("OLMo 2 1B (18 layers)", "olmo-core-olmo2-1b-18l.config.json", 8, 512, "FP8", 65000, "; 18 layers"),
+    ("Llama 3 8B shape, dolma2 vocab", "olmo-core-llama3-8b-dolma2.config.json", 2, 1024, "BF16", 9500, ""),
+    ("Llama 3 8B shape, dolma2 vocab", "olmo-core-llama3-8b-dolma2.config.json", 2, 1024, "FP8", 12500, ""),
+    ("OLMo 2 13B", "olmo-2-13b.config.json", 1, 2048, "BF16", 4600, ""),
+    ("OLMo 2 13B", "olmo-2-13b.config.json", 1, 2048, "FP8", 5500, ""))
+S56_OLMO_CORE = tuple(
+    (f"[B: 8 GPUs assumed; rounded{extra}] OLMo-core README H100: {name} {tag}, HSDP in one node, mbs {mbs}, compile",
+     MODELS_DIR + f, "h100-sxm", "torchtitan-compile", "bf16-mixed-fp32-grads" if tag == "BF16" else "fp8-mixed",
+     8, 4096, gbs, dict(dp=8, zero_stage=3, microbatch_size=mbs, recompute="none"), float(tps), None)
+    for name, f, mbs, gbs, tag, tps, extra in _S56_OC)
+
+SCOUTED_2026_12BG = S56_YAFSDP + S56_OLMO_CORE

@@ -233,3 +233,15 @@ def test_megatron_export_writes_the_models_own_aux_loss_coefficient(tmp_path):
     bad.write_text(json.dumps({**cfg, "router_aux_loss_coef": 5}))
     r = _cli(["estimate", "-m", str(bad), "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "256", "--ep", "8"])
     assert r.exit_code == 2 and "router_aux_loss_coef=5" in r.output
+
+
+def test_megatron_export_of_an_moe_plan_says_the_cuda_graphs_its_price_assumes():
+    # new-user pass 56: importing the export warned "no CUDA graphs ... the megatron profile prices MoE layers as the
+    # tuned recipes" about the exporter's own output, which said nothing of it
+    from shardplan.export.megatron import UNGRAPHED_MOE_BLACKWELL
+    base = ["export", "--to", "megatron", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64"]
+    moe = _cli([*base, "-m", "mixtral-8x7b", "--ep", "8"])
+    assert moe.exit_code == 0, moe.output
+    line = next(x for x in moe.stdout.splitlines() if x.startswith("# CUDA graphs"))
+    assert "--cuda-graph-impl transformer_engine" in line and f"{UNGRAPHED_MOE_BLACKWELL[0]}-" in line
+    assert "# CUDA graphs" not in _cli([*base, "-m", "llama-3-8b"]).stdout
