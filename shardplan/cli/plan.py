@@ -23,7 +23,8 @@ from shardplan.units import fmt_seconds
 
 TopOpt = Annotated[int, typer.Option("--top", help="plans to show")]
 ObjectiveOpt = Annotated[str, typer.Option(help="throughput | memory")]
-FixOpt = Annotated[Optional[list[str]], typer.Option("--fix", help="pin a field, e.g. --fix tp=8 (same as --tp 8)")]
+FixOpt = Annotated[Optional[list[str]], typer.Option("--fix", help="pin a field, e.g. --fix tp=8 (same as --tp 8); "
+                                                     "several: --fix tp=8,pp=2 or --fix again (--fix tp=8 --fix pp=2)")]
 MaxTpOpt = Annotated[Optional[int], typer.Option("--max-tp", help="largest tp to consider")]
 InfeasibleOpt = Annotated[bool, typer.Option("--show-infeasible", help="also list the closest layouts that do not fit")]
 MinHeadroomOpt = Annotated[float, typer.Option(
