@@ -1518,10 +1518,14 @@ def _raise_no_dp(p: ParallelConfig, model: ModelSpec, n_devices: int, training: 
             f"works; legal cp for tp={p.tp}, pp={p.pp} on {n_devices} devices: {text}",
             field="cp", value=p.cp, legal=legal)
     others = n_devices // (p.tp * p.cp)
-    legal, text = legal_values("pp", [q for q in divisors(others) if q <= model.n_layers])
+    # with ep > 1 a pp must also leave dp x cp = devices / (tp pp) a multiple of ep (the expert groups tile the data-
+    # parallel ranks; new-user pass 56: pp 8 and 16 were offered beside ep 8 on 32 devices, then refused)
+    ok = [q for q in divisors(others) if q <= model.n_layers and (n_devices // (p.tp * q)) % max(1, p.ep) == 0]
+    legal, text = legal_values("pp", ok)
+    with_ep = f", ep={p.ep}" if p.ep > 1 else ""
     raise ConfigError(
         f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
-        f"works; legal pp for tp={p.tp}, cp={p.cp} on {n_devices} devices: {text}",
+        f"works; legal pp for tp={p.tp}, cp={p.cp}{with_ep} on {n_devices} devices: {text}",
         field="pp", value=p.pp, legal=legal)
 
 

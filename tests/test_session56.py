@@ -245,3 +245,11 @@ def test_megatron_export_of_an_moe_plan_says_the_cuda_graphs_its_price_assumes()
     line = next(x for x in moe.stdout.splitlines() if x.startswith("# CUDA graphs"))
     assert "--cuda-graph-impl transformer_engine" in line and f"{UNGRAPHED_MOE_BLACKWELL[0]}-" in line
     assert "# CUDA graphs" not in _cli([*base, "-m", "llama-3-8b"]).stdout
+
+
+def test_no_dp_message_names_the_ep_that_narrows_the_legal_pp():
+    # new-user pass 56: "legal pp for tp=1, cp=1 on 32 devices: 1, 2, 4" beside --ep 8, without saying why 8 and 16
+    # are missing: dp x cp = 32 / pp must stay a multiple of ep = 8, so pp in {1, 2, 4}
+    r = _cli(["estimate", "-m", "qwen3-30b-a3b", "-H", "h200", "-n", "32", "-s", "8192", "-b", "512", "--ep", "8",
+              "--pp", "5"])
+    assert r.exit_code == 2 and "legal pp for tp=1, cp=1, ep=8 on 32 devices: 1, 2, 4" in " ".join(r.output.split())
