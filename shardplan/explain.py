@@ -119,6 +119,16 @@ def describe(e: Estimate) -> str:
         extra += (f"; ZeRO-3 across {'slices' if tpu else 'nodes'} assumes prefetch fully overlapped with compute "
                   f"({who}) -- DeepSpeed's 2021 ZeRO-3 ran 1.5-5x slower than that at 384-2240 GPUs (--framework "
                   "deepspeed, docs/accuracy.md)")
+    if e.model.is_moe and p.ep == 1 and e.model.n_experts > 1:
+        # new-user pass 56: a 128-expert model's winner under torchtitan had ep 1 and nothing said what that runs
+        held = "sharded by ZeRO-3 and gathered per layer" if p.zero_stage == 3 else "held whole on every rank"
+        fixed = e.training.framework.moe_expert_overhead_s
+        cost = (f"; the {e.training.framework.label} profile charges {fixed * 1e6:,.0f} us per local expert per MoE "
+                f"layer per microbatch" if fixed > 0 else
+                f"; the {e.training.framework.label} profile prices no per-expert cost (a grouped GEMM over the "
+                f"{e.model.n_experts} experts)")
+        extra += (f"; ep=1: every rank runs all {e.model.n_experts} experts on its own tokens (the same expert FLOPs "
+                  f"as any ep, no AllToAll), their weights {held}{cost}")
     from shardplan.calibration import optimism_note  # late: calibration reads the published runs
     note = optimism_note(e)
     if note:

@@ -253,3 +253,15 @@ def test_no_dp_message_names_the_ep_that_narrows_the_legal_pp():
     r = _cli(["estimate", "-m", "qwen3-30b-a3b", "-H", "h200", "-n", "32", "-s", "8192", "-b", "512", "--ep", "8",
               "--pp", "5"])
     assert r.exit_code == 2 and "legal pp for tp=1, cp=1, ep=8 on 32 devices: 1, 2, 4" in " ".join(r.output.split())
+
+
+def test_the_explanation_of_an_ep1_moe_layout_says_what_it_runs():
+    # new-user pass 56: torchtitan's winner for a 128-expert model had ep 1, and nothing said why or what that runs
+    from shardplan.explain import describe
+    text = describe(_estimate({"zero_stage": 3}, **{**QWEN_EP32, "framework": "torchtitan"}))
+    assert ("ep=1: every rank runs all 128 experts on its own tokens (the same expert FLOPs as any ep, no AllToAll), "
+            "their weights sharded by ZeRO-3 and gathered per layer; the torchtitan profile prices no per-expert cost"
+            ) in text
+    # under megatron the fitted per-expert cost is named (320 us, docs/accuracy.md)
+    assert "charges 320 us per local expert" in describe(_estimate({"zero_stage": 1}, **QWEN_EP32))
+    assert "ep=1" not in describe(_estimate({"ep": 8, "zero_stage": 1}, **QWEN_EP32))
