@@ -474,13 +474,23 @@ def _check_device_kind(framework: FrameworkProfile, hw: HardwareSpec, pc: Parall
         raise ConfigError(f"moe_dispatcher='deepep' runs on NVIDIA GPUs (DeepEP's kernels use NVLink and NVSHMEM); "
                           f"{hw.name} is a {hw.kind.upper()}; legal: 'alltoall', 'allgather'", field="moe_dispatcher",
                           value="deepep", legal=["alltoall", "allgather"])
+    check_framework_device(framework, hw)
+
+
+def check_framework_device(framework: FrameworkProfile, hw: HardwareSpec) -> None:
+    """Refuse a framework profile on an accelerator kind outside its ``device_kinds`` (Megatron-LM on a TPU), as
+    every command pricing a layout does (``guide`` too: breaker pass 56 got a megatron table on tpu-v5p, exit 0).
+
+    Raises:
+        ConfigError: naming the framework, the hardware and the frameworks that run there.
+    """
     if hw.kind in framework.device_kinds:
         return
     from shardplan.presets.frameworks import FRAMEWORKS
     legal = [k for k, f in FRAMEWORKS.items() if hw.kind in f.device_kinds]
-    raise ConfigError(f"framework={framework.label} runs on {' and '.join(k.upper() + 's' for k in framework.device_kinds)} "
-                      f"only (a CUDA / ROCm program); {hw.name} is a {hw.kind.upper()}; legal there: {', '.join(legal)}",
-                      field="framework", value=framework.label, legal=legal)
+    kinds = " and ".join(k.upper() + "s" for k in framework.device_kinds) or "no accelerator (device_kinds is empty)"
+    raise ConfigError(f"framework={framework.label} runs on {kinds} only; {hw.name} is a {hw.kind.upper()}; legal "
+                      f"there: {', '.join(legal)}", field="framework", value=framework.label, legal=legal)
 
 
 #: the layout fields whose errors come before a batch-size error (they decide dp, and so the batch unit)

@@ -265,3 +265,28 @@ def test_the_explanation_of_an_ep1_moe_layout_says_what_it_runs():
     # under megatron the fitted per-expert cost is named (320 us, docs/accuracy.md)
     assert "charges 320 us per local expert" in describe(_estimate({"zero_stage": 1}, **QWEN_EP32))
     assert "ep=1" not in describe(_estimate({"ep": 8, "zero_stage": 1}, **QWEN_EP32))
+
+
+def test_guide_refuses_what_estimate_refuses():
+    # breaker pass 56: guide -H tpu-v5p --framework megatron printed a 76.7% MFU table with exit 0 (estimate: exit 2);
+    # guide -m gpt2 at seq 8192 (a 1,024-row position table) exited 0 with one "invalid" row
+    r = _cli(["guide", "-m", "llama-3-8b", "-n", "8", "-H", "tpu-v5p", "--framework", "megatron"])
+    assert r.exit_code == 2 and "framework=megatron runs on GPUs only; tpu-v5p is a TPU; legal there: maxtext" in \
+        " ".join(r.output.split())
+    r = _cli(["guide", "-m", "gpt2", "-n", "8"])
+    assert r.exit_code == 2 and "no guide row is valid: seq_len=8,192 is longer than gpt2's" in " ".join(r.output.split())
+
+
+@pytest.mark.parametrize("modules", ["core_attn mpl", "bogus core_attn", "moe shared", "layernorm mla"])
+def test_megatron_import_refuses_unknown_recompute_modules(tmp_path, modules):
+    # breaker pass 56: a word that is no module ended the list; it and every name after it were dropped, exit 0
+    script = tmp_path / "train.sh"
+    script.write_text("torchrun --nproc-per-node 8 pretrain_gpt.py --bf16 --num-layers 32 --hidden-size 4096 "
+                      "--num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 "
+                      f"--global-batch-size 64 --recompute-granularity selective --recompute-modules {modules}\n")
+    r = _cli(["import", "--from", "megatron", str(script)])
+    bad = next(w for w in modules.split() if w not in ("core_attn", "moe", "layernorm"))
+    assert r.exit_code == 2 and f"--recompute-modules '{bad}' is not a Megatron-LM module" in r.output
+    # a following command still ends the list
+    script.write_text(script.read_text().replace(modules, "core_attn mlp") .rstrip("\n") + " && echo done\n")
+    assert _cli(["import", "--from", "megatron", str(script)]).exit_code == 0

@@ -725,6 +725,8 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     from shardplan.presets.frameworks import framework_profile
     profile = framework_profile(framework) if framework else default_framework(hardware)
     if profile is not None:  # --framework, or a hardware file's framework section, prices the rows
+        from shardplan.inputs import check_framework_device, hardware_spec
+        check_framework_device(profile, hardware_spec(hardware))  # as estimate: megatron on a TPU is bad input
         framework_note(hardware, framework, profile)  # with the smoke note
         precision_note(None, profile, overridable=False)
     else:
@@ -733,6 +735,10 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     with progress_bar("guide") as update:  # rows take seconds each
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update,
                           framework=framework)
+    invalid = [r["best"] for r in rows if str(r["best"]).startswith("invalid: ")]
+    if rows and len(invalid) == len(rows):  # bad input for every row (gpt2 at seq 8192): exit 2, as estimate
+        raise ConfigError(f"no guide row is valid: {invalid[0].removeprefix('invalid: ')}", field="guide",
+                          value=len(rows))
     from shardplan.loaders import load_hardware
     t = Table(title=f"best layouts on {escape(load_hardware(hardware).name)}, seq {seq_len}")
     for col in ("model", "devices", "batch tokens", "best layout", "MFU", "tok/s/dev", "bound", "DP crit. tok/dp rank",

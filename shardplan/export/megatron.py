@@ -882,6 +882,12 @@ def _uneven_split(num_layers: int | None, pp: int, first: int | None, last: int 
     return ((middle if first is None else first),) + (middle,) * (pp - 2) + ((middle if last is None else last),)
 
 
+#: words that end a ``nargs='*'`` flag's values in a launch script rather than name a module: the next command of a
+#: line (launchers, shells, interpreters) and shell keywords
+_SHELL_WORDS = frozenset({"python", "python3", "torchrun", "srun", "mpirun", "deepspeed", "bash", "sh", "exec", "echo",
+                          "exit", "then", "else", "fi", "do", "done", "time", "env", "nohup", "tee", "wait"})
+
+
 def _module_names(words: list[str], flag: str = "--recompute-modules", field: str = "recompute_modules") -> list[str]:
     """The module names among the words argparse gave ``flag`` (``--recompute-modules``: :data:`RecomputeModule`;
     ``--offload-modules``: :data:`OffloadModule`; ``nargs='*'`` takes every word up to the next flag, so also a bash
@@ -902,7 +908,10 @@ def _module_names(words: list[str], flag: str = "--recompute-modules", field: st
         # a module-like word (snake_case or comma-joined names) is a module Megatron-LM would refuse, not the end of
         # the list (a bash array's ')', a redirection, the next command or script path)
         looks_like_module = re.fullmatch(r"[A-Za-z0-9_,]+", word) is not None and ("_" in word or "," in word)
-        if looks_like_module or difflib.get_close_matches(word.lower(), legal, n=1, cutoff=0.75):
+        # a plain lower-case word that is no shell command is a module name too (breaker pass 56: 'mpl', 'shared',
+        # 'mla', 'bogus' ended the list, and the names after them were dropped with exit 0; Megatron-LM refuses them)
+        plain_word = re.fullmatch(r"[a-z][a-z0-9]*", word) is not None and word not in _SHELL_WORDS
+        if looks_like_module or plain_word or difflib.get_close_matches(word.lower(), legal, n=1, cutoff=0.75):
             hint = " (names are space-separated)" if "," in word else ""
             raise ConfigError(f"{flag} {word!r} is not a Megatron-LM module{hint}; legal: {', '.join(legal)}",
                               field=field, value=word, legal=list(legal))
