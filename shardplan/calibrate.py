@@ -748,13 +748,15 @@ def traded_pairs(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
             return []
         cols.append((r - base) / (step / (p.upper - p.lower)))
     jtj = np.stack(cols, axis=1).T @ np.stack(cols, axis=1)
+    if np.linalg.matrix_rank(jtj) < len(free):  # fewer independent residuals than parameters: the inverse is noise
+        return []  # (breaker pass 56: one record printed "correlation +3.8e155"); the underdetermined refusal says so
     try:
         cov = np.linalg.inv(jtj)
     except np.linalg.LinAlgError:
         return []
     sd = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        corr = np.nan_to_num(cov / np.outer(sd, sd))
+        corr = np.clip(np.nan_to_num(cov / np.outer(sd, sd)), -1.0, 1.0)
     # the residual variance per degree of freedom: collinear parameters the records still pin (a small standard error,
     # e.g. records without noise) are no warning (a breaker's seven exact records, VIF 30, recovered 0.5 / 0.6 exactly)
     s2 = float(base @ base) / max(len(base) - len(free), 1)

@@ -290,3 +290,22 @@ def test_megatron_import_refuses_unknown_recompute_modules(tmp_path, modules):
     # a following command still ends the list
     script.write_text(script.read_text().replace(modules, "core_attn mlp") .rstrip("\n") + " && echo done\n")
     assert _cli(["import", "--from", "megatron", str(script)]).exit_code == 0
+
+
+def test_calibrate_never_prints_a_correlation_outside_minus_one_one(tmp_path):
+    # breaker pass 56: one record (2 measurements, 5 parameters) printed "correlation +3.8e155" from the inverse of a
+    # singular J^T J
+    import re
+
+    record = {"model": {"name": "usp-1b", "n_layers": 16, "d_model": 2048, "n_heads": 32, "ffn_dim": 8192,
+                        "vocab_size": 131072, "mlp": "swiglu", "tied_embeddings": True},
+              "hardware": "usp-h100-efa", "devices": 8, "seq_len": 4096, "global_batch_size": 256,
+              "parallel": {"dp": 8, "zero_stage": 0, "tp": 1, "pp": 1, "microbatch_size": 2},
+              "precision": "bf16-mixed", "framework": "nanotron-usp", "status": "ok",
+              "tokens_per_s_per_device": 40150.0, "peak_memory_bytes": 50200000000.0}  # the shared grid's first row
+    runs = tmp_path / "one.jsonl"
+    runs.write_text(json.dumps(record) + "\n")
+    r = _cli(["calibrate", str(runs), "--no-cross-validation"])
+    assert r.exit_code == 1 and "underdetermined" in r.output
+    values = [float(x) for x in re.findall(r"correlation ([+-][0-9.e+]+)\)", r.output)]
+    assert all(abs(v) <= 1 for v in values)
