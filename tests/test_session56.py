@@ -309,3 +309,26 @@ def test_calibrate_never_prints_a_correlation_outside_minus_one_one(tmp_path):
     assert r.exit_code == 1 and "underdetermined" in r.output
     values = [float(x) for x in re.findall(r"correlation ([+-][0-9.e+]+)\)", r.output)]
     assert all(abs(v) <= 1 for v in values)
+
+
+def test_imports_write_only_plans_estimate_prices(tmp_path):
+    # breaker pass 56: Megatron / NeMo with one virtual stage per rank imported as interleaved(v=1), and torchtitan's
+    # 80 layers at 7 per stage on pp 4 (12 stages of 7 or 6, 20 per rank) as interleaved(v=3): estimate --plan refused
+    # both (exit 2) after the import's exit 0
+    from shardplan.export import import_config
+    mg = ("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --micro-batch-size 1 "
+          "--global-batch-size 64 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 16")
+    p = import_config("megatron", mg, 16).parallel
+    assert (p.schedule, p.virtual_stages) == ("1f1b", 1)  # 16 layers per stage in chunks of 16: one chunk
+    p = import_config("megatron", mg.replace("stage 16", "stage 8"), 16).parallel
+    assert (p.schedule, p.virtual_stages) == ("interleaved", 2)
+    tt = ("# shardplan-meta: {\"n_layers\": 80}\n[training]\nlocal_batch_size = 4\n[parallelism]\n"
+          "data_parallel_shard_degree = 2\ntensor_parallel_degree = 8\npipeline_parallel_degree = 4\n"
+          "pipeline_parallel_schedule = \"Interleaved1F1B\"\npipeline_parallel_first_stage_less_layers = 0\n"
+          "pipeline_parallel_last_stage_less_layers = 0\npipeline_parallel_layers_per_stage = K\n")
+    # ceil(80 / 7) = 12 stages: torchtitan cuts 8 of 7 and 4 of 6; each rank holds 7 + 7 + 6 = 20 in 3 unequal stages
+    from shardplan.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"=7: 80 layers in 12 stages \(3 per rank on pp=4\) are cut unequally.*"
+                                          "legal pipeline_parallel_layers_per_stage: 1, 2, 4, 5, 10, 11"):
+        import_config("torchtitan", tt.replace("K", "7"), 64)
+    assert import_config("torchtitan", tt.replace("K", "10"), 64).parallel.virtual_stages == 2  # 8 stages of 10

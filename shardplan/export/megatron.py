@@ -783,7 +783,7 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
                           value=chunks or a.num_layers_per_virtual_pipeline_stage)
     if chunks and out["pp_layers"] is None:
         _check_even_chunks(a.num_layers, pp, chunks)
-    if chunks:
+    if chunks and chunks > 1:
         out.update(schedule="interleaved", virtual_stages=chunks)
     elif a.num_layers_per_virtual_pipeline_stage is not None:
         per_stage = middle or first or (a.num_layers // pp if a.num_layers else None)
@@ -795,7 +795,8 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
             raise ConfigError(f"--num-layers-per-virtual-pipeline-stage {k} does not divide the {per_stage} layers "
                               f"of a pipeline stage (Megatron-LM asserts it); legal: {fmt_legal(divisors(per_stage))}",
                               field="virtual_stages", value=k, legal=divisors(per_stage))
-        out.update(schedule="interleaved", virtual_stages=per_stage // k)
+        if per_stage // k > 1:  # one virtual stage per rank (k = the stage's layers) is the 1F1B schedule; an
+            out.update(schedule="interleaved", virtual_stages=per_stage // k)  # interleaved plan needs 2 or more
     return out
 
 

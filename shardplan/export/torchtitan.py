@@ -658,10 +658,17 @@ def _stage_count(par: dict, n_layers: int | None, pp: int, looped: bool) -> int:
     def fits(k: int) -> bool:  # k layers per stage give a stage count the schedule runs
         stages = -(-effective // k)
         return stages % pp == 0 and (stages // pp >= 2 if looped else stages == pp)
+
+    def runs(k: int) -> bool:  # and a cut torchtitan makes, in stages the planner prices (breaker pass 56: the legal
+        stages = -(-effective // k)  # list offered 17, whose cut torchtitan refuses)
+        return (fits(k) and titan_stage_layers(n_layers, stages, *_stage_weights(par)) is not None
+                and (not looped or _rank_chunks_even(par, n_layers, pp, stages)))
     if not fits(per):
         stages = -(-effective // per)
-        legal = [k for k in range(1, effective + 1) if fits(k)]
-        shown = fmt_legal(legal[:16]) + (f", ... ({len(legal)} values)" if len(legal) > 16 else "")
+        legal = [k for k in range(1, effective + 1) if runs(k)]
+        w = _stage_weights(par)
+        shown = (fmt_legal(legal[:16]) + (f", ... ({len(legal)} values)" if len(legal) > 16 else "") if legal else
+                 f"none with first / last_stage_less_layers {w[0]} / {w[1]} (smaller weights leave more cuts)")
         need = "a multiple of pp, at least 2 per rank" if looped else "exactly pp"
         raise ConfigError(f"torchtitan pipeline_parallel_layers_per_stage={per}: {n_layers} layers (+ {effective - n_layers} "
                           f"for the embedding and LM head) make {stages} stage{'' if stages == 1 else 's'} of {per} on "
@@ -766,7 +773,45 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
     looped = schedule == "interleaved"
     stages = _stage_count(par, n_layers_hint, pp, looped)
     split = _stage_split(par, n_layers_hint, pp, stages, notes)
+    if looped and n_layers_hint and par.get("pipeline_parallel_layers_per_stage") is not None:
+        _check_equal_chunks(par, n_layers_hint, pp, stages)
     return {"schedule": schedule, **({"virtual_stages": stages // pp} if looped else {}), **split}
+
+
+def _rank_chunks_even(par: dict, n_layers: int, pp: int, stages: int) -> bool:
+    """Whether the planner prices torchtitan's cut of ``n_layers`` into ``stages`` looped stages
+    (:func:`titan_stage_layers`): an uneven per-rank split (``pp_layers``) interleaves into chunks of unequal size,
+    but ranks of one layer count take equal chunks only (``parallel._check_chunks``, bug case B), so that count
+    must divide by the stages per rank."""
+    chunks = titan_stage_layers(n_layers, stages, *_stage_weights(par))
+    if chunks is None:
+        return False
+    ranks = rank_layers(chunks, pp)
+    return len(set(ranks)) > 1 or ranks[0] % (stages // pp) == 0
+
+
+def _check_equal_chunks(par: dict, n_layers: int, pp: int, stages: int) -> None:
+    """Refuse a looped schedule whose layers_per_stage cuts ranks of one layer count into unequal stages (breaker pass
+    56: 80 layers at 7 per stage on pp 4 are 12 stages of 7 or 6, 20 layers per rank, imported as 3 virtual stages
+    that `estimate --plan` then refused).
+
+    Raises:
+        ConfigError: naming the value and the layers_per_stage values whose cut the planner prices.
+    """
+    if _rank_chunks_even(par, n_layers, pp, stages):
+        return
+    per = _degree(par, "pipeline_parallel_layers_per_stage")
+    effective = n_layers + sum(_stage_weights(par))
+    legal = []
+    for k in range(1, effective + 1):
+        count = -(-effective // k)
+        if count % pp == 0 and count // pp >= 2 and _rank_chunks_even(par, n_layers, pp, count):
+            legal.append(k)
+    raise ConfigError(f"torchtitan pipeline_parallel_layers_per_stage={per}: {n_layers} layers in {stages} stages "
+                      f"({stages // pp} per rank on pp={pp}) are cut unequally within ranks of one layer count, which "
+                      f"the planner prices as equal virtual stages only; legal pipeline_parallel_layers_per_stage: "
+                      f"{fmt_legal(legal) if legal else 'none for this pp'}", field="pipeline_parallel_layers_per_stage",
+                      value=per, legal=legal)
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
