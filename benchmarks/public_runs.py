@@ -6597,3 +6597,150 @@ S56_OLMO_CORE = tuple(
     for name, f, mbs, gbs, tag, tps, extra in _S56_OC)
 
 SCOUTED_2026_12BG = S56_YAFSDP + S56_OLMO_CORE
+
+
+# Fifty-sixth scouting pass, second scout (2026-12, systems papers and their baselines; never fitted on; SCOUTED_2026_12BH). Names
+# carry _S56B_.
+#
+# Row format as benchmarks/public_runs.py PUBLIC_CHECKS:
+# (label, model, hardware, framework, precision, devices, seq_len, global batch, layout fields, measured tokens/s/GPU,
+# measured GiB or None). Import with sys.path.insert(0, '/work/main/benchmarks').
+# Model files new in this pass: benchmarks/models/kwai-llama-*.config.json (MODELS_DIR).
+#
+# Row-selection rules (fixed per source BEFORE any row of that source was priced; no row dropped afterwards):
+#  K1  Megatron-Kwai USENIX ATC '24 artifact (Yuan et al., "Accelerating the Training of Large Language Models using
+#      Efficient Activation Rematerialization and Optimal Hybrid Parallelism"), examples/atc24/README.md: every
+#      measured row whose method is a layout the planner can state, i.e.
+#        (a) the "Minimum Demo" table (Llama-7B, 4 GPUs, seq 12,288): the "baseline" and the "origin Megatron-LM" rows,
+#            both the A800 and the H800 column (4 rows). Left out: "ours" (fractional activation offload alpha and
+#            the fork's balanced partial checkpointing, neither a planner layout) and the OOM row (no number);
+#        (b) the "Reproduce Table 8" table (Llama-175B, 256 H800, seq 8,192): "baseline" and "origin Megatron-LM"
+#            (2 rows); "ours" and the OOM row left out as in (a);
+#        (c) the "Reproduce Figure 9" table: every row with ckpt "no" and alpha 0.000 (no checkpointing, no
+#            activation offload: 7 rows). Rows with ckpt "ours" or alpha > 0 are left out (not a planner layout).
+#      13 rows. Nothing else in the repository is a measurement of a stated layout.
+
+
+
+# ---- K1. Megatron-Kwai ATC'24 artifact. README examples/atc24/README.md, stored copy in the fork
+#    wtr0504/Megatron-Kwai-Transformer-Rematerialization @ 99b3339c474ed37aa9209bad1c3d1d87033d0b86 (read id
+#    15817696046; the same text is the second half of the fork's top-level README, id 20040627269). The fork copied
+#    kwai/Megatron-Kwai branch atc24ae ("Submitted tag: atc24ae-1.0.0"); scripts are read at the fork's first commit
+#    b2646e4d9f244b90de44352ac742a1494a4781cc, before the fork's own edits (at 99b3339c the fork changed
+#    1_run_7b_4gpus_baseline.sh to 1 GPU / seq 16384 and hard-coded --num-layers 14 in pretrain_llama.sh; neither
+#    edit is used here). Quoted (README):
+#    "The referred "Latest Megatron-LM" is the snapshot of NVIDIA/Megatron-LM at Jan 1, 2024, when the commit id was
+#     [2bc6cd3] ... We make minor modifications (~10 lines) on it to ensure compatibility with OpenMPI and for our
+#     dataset."
+#    "Software requirements are consistent with NVIDIA's official Megatron-LM. The only additional requirement is
+#     TransformerEngine v1.1.0 built with NVTE_WITH_USERBUFFERS=1."
+#    Minimum demo: "Train Llama-7B with a context window size of 12,288 using 4 GPUs."
+#      "| File | Method | A800 throughput / MFU | H800 throughput / MFU |"
+#      "| 1_run_7b_4gpus_baseline.sh | baseline | 3016 / 47.7% | 6639 / 33.1% |"
+#      "| 3_run_7b_4gpus_origin_megatron.sh | origin Megatron-LM | 2847 / 45.0% | 6138 / 30.6% |"
+#      "The throughput metric is "Tokens per Second per GPU" printed to the screen."
+#    Cluster: "A cluster consists of 32 nodes. Each node is equipped with eight NVIDIA H800 80GB GPUs interconnected
+#     via NVLink. For inter-node communication, each node is outfitted with eight 100 Gbps NICs."
+#    Table 8: "Train Llama-175B with a context window size of 8,192 using 256 GPUs."
+#      "| 5_run_175b_256gpus_baseline.sh | baseline | 299 / 33.4% |"
+#      "| 7_run_175b_256gpus_origin_megatron.sh | origin Megatron-LM | 278 / 31.0% |"   (H800 throughput / MFU)
+#    Figure 9: "The values of NUM_GPUS, GLOBAL_BATCH_SIZE, TP, CP, PP, PP_l, CKPT, and OFFLOAD_ALPHA used in the
+#     experiments are provided in the following table." Header "| model | SEQ_LENGTH | NUM_GPUS | B | t | c | p | l |
+#     ckpt | alpha | tokens per second |"; the rows taken (ckpt no, alpha 0.000), verbatim:
+#      "| Llama-65B | 4096 | 200 | 250 | 4 | 1 | 5 | 4 | no | 0.000 | 179819 |"
+#      "| Llama-65B | 4096 | 192 | 240 | 4 | 1 | 8 | 2 | no | 0.000 | 180303 |"
+#      "| Llama-65B | 4096 | 112 | 252 | 4 | 1 | 4 | 4 | no | 0.000 | 99046 |"
+#      "| Llama2-70B | 8192 | 256 | 256 | 2 | 4 | 8 | 2 | no | 0.000 | 229338 |"
+#      "| Llama2-70B | 8192 | 240 | 270 | 2 | 4 | 10 | 2 | no | 0.000 | 217316 |"
+#      "| Llama2-70B | 8192 | 192 | 264 | 2 | 4 | 8 | 2 | no | 0.000 | 177032 |"
+#      "| Llama2-70B | 8192 | 160 | 260 | 2 | 4 | 10 | 2 | no | 0.000 | 148456 |"
+#     The "tokens per second" column is the whole job's rate (e.g. 65B on 200 GPUs: 179819 / 200 = 899.1 per GPU,
+#     an MFU near 38% on H800 with the 6N + attention count; the per-GPU reading would be >100%).
+#    Derivations: (a)/(b) the README figure is already tokens/s/GPU. (c) tokens/s/GPU = tokens per second / NUM_GPUS:
+#     179819/200 = 899.1; 180303/192 = 939.1; 99046/112 = 884.3; 229338/256 = 895.9; 217316/240 = 905.5;
+#     177032/192 = 922.0; 148456/160 = 927.9.
+#    Scripts (b2646e4d): 1_run_7b_4gpus_baseline.sh (id 20011167592) and 3_run_7b_4gpus_origin_megatron.sh (id
+#     15175819617): SEQ_LENGTH 12288, GLOBAL_BATCH_SIZE 16, NUM_GPUS 4, TP 1, CP 1, PP 4, PP_l 1, CKPT full
+#     (baseline: OFFLOAD_ALPHA 0). 5_run_175b_256gpus_baseline.sh (id 19422053430) and
+#     7_run_175b_256gpus_origin_megatron.sh (id 19284778379): SEQ_LENGTH 8192, GLOBAL_BATCH_SIZE 256, NUM_GPUS 256,
+#     TP 2, CP 2, PP 16, PP_l 1, CKPT full (baseline OFFLOAD_ALPHA 0).
+#    pretrain_llama_using_origin_megatron.sh (id 1671858352; stock Megatron-LM 2bc6cd3): --use-distributed-optimizer
+#     --accumulate-allreduce-grads-in-fp32 --use-flash-attn --sequence-parallel --num-layers-per-virtual-pipeline-
+#     stage $PP_l --context-parallel-size $CP --use-mcore-models; CKPT full = "--recompute-granularity full
+#     --recompute-method uniform --recompute-num-layers 1"; "if [ $CP == "1" ]; then TP_OVERLAP_ARGS="--tp-comm-overlap"";
+#     --micro-batch-size 1, --bf16, --swiglu, --normalization RMSNorm, --untie-embeddings-and-output-weights,
+#     --vocab-size 32004; no --overlap-grad-reduce, no --overlap-param-gather, no --overlap-p2p-communication.
+#    pretrain_llama.sh (Megatron-Kwai fork, id 1724824843): the same flags plus --overlap-p2p-communication,
+#     TP_OVERLAP_ARGS="--overlap-sp-ag --overlap-sp-rs" (always), --use-fast-rms-norm --use-fast-rope,
+#     --kaimm-overlap-cp-slow-ctas 4, --kaimm-offload-activation-ratio $OFFLOAD_ALPHA; CKPT no = no recompute flags.
+#    Model files (ids 1737613199, 2214101712, 1507091461, 1838360080): llama-7b 32 layers, hidden 4096, FFN 11008,
+#     heads hidden/128; llama-65b 80 / 8192 / 22016; llama2-70b 80 / 8192 / 28672, GQA 8 groups; llama-175b 96 /
+#     12288 / 32768, heads 96 (MHA). Vocabulary 32004 (NullTokenizer), untied embeddings -> models56b/kwai-*.json.
+#    Layout as priced: dp = GPUs / (t c p); ZeRO-1 (distributed optimizer); microbatch 1; sequence parallel when
+#     t > 1; interleaved 1F1B with virtual_stages = (layers / p) / PP_l (7B: 8; 175B: 6; 65B p5 l4: 4; 65B p8 l2: 5;
+#     65B p4 l4: 5; 70B p8 l2: 5; 70B p10 l2: 4); recompute full (CKPT full) or none (CKPT no); overlap_grad_reduce
+#     False (no --overlap-grad-reduce); tp_overlap True where the script turns a TP overlap on with t > 1 (the fork
+#     always; origin Megatron-LM only when CP == 1, so not on the 175B row); CP ring (Megatron's p2p).
+#    Precision 'bf16-mixed-fp32-grads' (--bf16 --accumulate-allreduce-grads-in-fp32).
+#    Hardware: H800 with the README's network, 8 x 100 Gb/s per 8-GPU node = 12.5 GB/s per GPU
+#     ("H800+scale_out_bandwidth=12500000000"; preset 50 GB/s); the 4-GPU demo rows are one node ('A800' / 'H800').
+#    Framework: origin Megatron-LM (Jan 2024, Megatron-Core models with Transformer Engine) -> 'megatron' with the
+#     script's p2p behaviour ('megatron+pp_p2p_overlap=False': no --overlap-p2p-communication in that version, where
+#     it defaulted off) [A]. The Megatron-Kwai fork rows ("baseline", Figure 9) are priced with the plain 'megatron'
+#     profile (the fork runs Megatron-LM's legacy model code with its own fused RMSNorm / RoPE kernels and its own
+#     SP all-gather / reduce-scatter overlap; the planner has no profile for it) [B: fork priced as megatron].
+_S56B_KW_HW = "H800+scale_out_bandwidth=12500000000"
+
+
+def _S56B_kw_layout(t, c, p, layers, pp_l, ckpt, tp_overlap):
+    d = dict(tp=t, cp=c, pp=p, zero_stage=1, microbatch_size=1, recompute="full" if ckpt == "full" else "none",
+             overlap_grad_reduce=False)
+    if t > 1:
+        d.update(sp=True, tp_overlap=tp_overlap)
+    v = (layers // p) // pp_l
+    if p > 1 and v > 1:
+        d.update(schedule="interleaved", virtual_stages=v)
+    return d
+
+
+_ORIGIN = "megatron+pp_p2p_overlap=False"
+S56B_KWAI_DEMO = tuple(
+    (f"{tier}Megatron-Kwai ATC'24 artifact, minimum demo: Llama-7B {method}, {gpu}, 4 GPUs TP1 CP1 PP4 VP8 "
+     f"(PP_l 1), full recompute, seq 12288, GBS 16",
+     MODELS_DIR + "kwai-llama-7b.config.json", gpu, fw, "bf16-mixed-fp32-grads", 4, 12288, 16,
+     _S56B_kw_layout(1, 1, 4, 32, 1, "full", False), float(tps), None)
+    for method, fw, tier, a800, h800 in (
+        ("baseline (Megatron-Kwai fork)", "megatron", "[B: fork priced as megatron] ", 3016, 6639),
+        ("origin Megatron-LM 2bc6cd3", _ORIGIN, "[A] ", 2847, 6138))
+    for gpu, tps in (("A800", a800), ("H800", h800)))
+
+S56B_KWAI_175B = (
+    ("[B: fork priced as megatron] Megatron-Kwai ATC'24 artifact, Table 8: Llama-175B baseline (Megatron-Kwai fork), "
+     "256 H800 TP2 CP2 PP16 VP6, full recompute, seq 8192, GBS 256",
+     MODELS_DIR + "kwai-llama-175b.config.json", _S56B_KW_HW, "megatron", "bf16-mixed-fp32-grads", 256, 8192, 256,
+     _S56B_kw_layout(2, 2, 16, 96, 1, "full", True), 299.0, None),
+    ("[A] Megatron-Kwai ATC'24 artifact, Table 8: Llama-175B origin Megatron-LM 2bc6cd3, "
+     "256 H800 TP2 CP2 PP16 VP6, full recompute, seq 8192, GBS 256 (no TP overlap: CP > 1)",
+     MODELS_DIR + "kwai-llama-175b.config.json", _S56B_KW_HW, _ORIGIN, "bf16-mixed-fp32-grads", 256, 8192, 256,
+     _S56B_kw_layout(2, 2, 16, 96, 1, "full", False), 278.0, None),
+)
+
+_S56B_FIG9 = (  # (model label, file, layers, seq, GPUs, B, t, c, p, l, tokens/s total)
+    ("Llama-65B", "kwai-llama-65b.config.json", 80, 4096, 200, 250, 4, 1, 5, 4, 179819),
+    ("Llama-65B", "kwai-llama-65b.config.json", 80, 4096, 192, 240, 4, 1, 8, 2, 180303),
+    ("Llama-65B", "kwai-llama-65b.config.json", 80, 4096, 112, 252, 4, 1, 4, 4, 99046),
+    ("Llama2-70B", "kwai-llama2-70b.config.json", 80, 8192, 256, 256, 2, 4, 8, 2, 229338),
+    ("Llama2-70B", "kwai-llama2-70b.config.json", 80, 8192, 240, 270, 2, 4, 10, 2, 217316),
+    ("Llama2-70B", "kwai-llama2-70b.config.json", 80, 8192, 192, 264, 2, 4, 8, 2, 177032),
+    ("Llama2-70B", "kwai-llama2-70b.config.json", 80, 8192, 160, 260, 2, 4, 10, 2, 148456),
+)
+S56B_KWAI_FIG9 = tuple(
+    (f"[B: fork priced as megatron] Megatron-Kwai ATC'24 artifact, Figure 9: {name} ckpt no, alpha 0, {n} H800 "
+     f"TP{t} CP{c} PP{p} l{l}, seq {seq}, GBS {b}",
+     MODELS_DIR + f, _S56B_KW_HW, "megatron", "bf16-mixed-fp32-grads", n, seq, b,
+     _S56B_kw_layout(t, c, p, layers, l, "no", True), round(tps / n, 1), None)
+    for name, f, layers, seq, n, b, t, c, p, l, tps in _S56B_FIG9)
+
+S56B_KWAI = S56B_KWAI_DEMO + S56B_KWAI_175B + S56B_KWAI_FIG9
+
+SCOUTED_2026_12BH = S56B_KWAI

@@ -24,8 +24,10 @@ EASYDEL = "EasyDeL TPU/GPU sharding notes"
 
 
 def _components(e: Estimate) -> dict[str, float]:
-    """Step-time components (seconds), communication split by axis and network level."""
-    out = {"matmul compute": e.matmul_s, "element-wise (HBM)": e.elementwise_s, "recompute": e.recompute_s,
+    """Step-time components (seconds): the linear layers' GEMMs and the attention core apart (the kernel that grows
+    with the sequence; a part of ``Estimate.matmul_s``), communication split by axis and network level."""
+    out = {"matmul compute": e.matmul_s - e.attention_s, "attention core": e.attention_s,
+           "element-wise (HBM)": e.elementwise_s, "recompute": e.recompute_s,
            "pipeline bubble": e.bubble_s, "optimizer update": e.optimizer_s,
            "framework overhead": e.overhead_s, "overlap slowdown": e.overlap_slowdown_s,
            "activation offload (host link)": e.offload_s, "parameter offload (host link)": e.param_offload_s}

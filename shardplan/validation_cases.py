@@ -19,6 +19,8 @@ STRATEGIES: dict[str, dict] = {
     "FSDP+TP+SP": dict(tp=2, sp=True, zero_stage=3, microbatch_size=4),
     "CP": dict(cp=2, microbatch_size=4),
     "CP=4": dict(cp=4, microbatch_size=8),
+    "ZeRO-1+CP": dict(zero_stage=1, cp=2, microbatch_size=4),
+    "TP+SP+CP": dict(tp=2, sp=True, cp=2, microbatch_size=8),
     "DP, 2 microbatches": dict(microbatch_size=1),
     "TP+SP, 4 microbatches": dict(tp=2, sp=True, microbatch_size=1),
     "ZeRO-1, 2 microbatches": dict(zero_stage=1, microbatch_size=1),

@@ -332,3 +332,30 @@ def test_imports_write_only_plans_estimate_prices(tmp_path):
                                           "legal pipeline_parallel_layers_per_stage: 1, 2, 4, 5, 10, 11"):
         import_config("torchtitan", tt.replace("K", "7"), 64)
     assert import_config("torchtitan", tt.replace("K", "10"), 64).parallel.virtual_stages == 2  # 8 stages of 10
+
+
+def test_the_attention_core_is_its_own_part_in_plan_report_and_charts():
+    # new-user pass 56b: at 128k estimate said the attention kernel was 69% of the step; plan's explanation said
+    # "matmul compute 95%", and the report's time list and PNG drew one matmul bar
+    from shardplan.explain import describe
+    from shardplan.web.charts import summary_rows, time_parts
+    e = _estimate({"tp": 8, "cp": 4, "sp": True}, model="llama-3.1-8b", devices=32, seq_len=131072, global_batch=32)
+    share = e.attention_s / e.step_s
+    assert share > 0.4  # 4 a d s^2 / cp per layer against 6 N per token: the kernel dominates at 131,072 tokens
+    assert f"attention core {share:.0%}" in describe(e)
+    parts = {t.label: t.seconds for t in time_parts(e) if t.critical}
+    assert parts["attention core"] == e.attention_s and parts["matmul"] == pytest.approx(e.matmul_s - e.attention_s)
+    assert any(label == "time: attention core" for label, _ in summary_rows(e))
+
+
+def test_zero3_with_sp_and_cp_is_not_covered_by_validate():
+    # new-user pass 56b: ZeRO-3 + tp 2 + sp + cp 2 compiled 440 KiB of resharding collectives (AllGather / AllToAll
+    # over cp, sends over dp) that neither the planner nor a rule models: not covered, said before compiling; ZeRO-1
+    # + cp and tp + sp + cp are covered (validation_cases STRATEGIES 'ZeRO-1+CP', 'TP+SP+CP')
+    from shardplan.crosscheck.deltas import static_not_covered
+    from shardplan.validation_cases import STRATEGIES
+    why = static_not_covered(_estimate({"tp": 2, "sp": True, "cp": 2, "zero_stage": 3}, model="tiny-llama",
+                                       seq_len=256, global_batch=16).layout)
+    assert why and why.startswith("ZeRO-3 with sequence parallelism and cp > 1")
+    for kw in (STRATEGIES["ZeRO-1+CP"], STRATEGIES["TP+SP+CP"], {"tp": 2, "cp": 2, "zero_stage": 3, "sp": False}):
+        assert static_not_covered(_estimate(kw, model="tiny-llama", seq_len=32, global_batch=16).layout) is None

@@ -205,7 +205,10 @@ BACKEND_NOTES = [
     "gradient) is mapped to a reduce-scatter over k and an all-reduce of the slice over n / k, as XLA:GPU's "
     "all-reduce splitter pass rewrites it.",
     "All-reduces of the same buffers chained over disjoint data axes (e.g. cp then dp) are mapped to one "
-    "all-reduce over the product group (the planner's dp x cp gradient group); tp then dp stays two.",
+    "all-reduce over the product group (the planner's dp x cp gradient group), a reduce-scatter over it where "
+    "each device keeps 1/(dp x cp) (ZeRO-1 + CP); tp then dp stays two.",
+    "An all-reduce over tp and data axes together (the sequence-parallel norm gradients under CP) is mapped to an "
+    "all-reduce over tp and one over the data axes, the planner's tp norm-gradient reduction and its gradient group.",
     "Counts are executions per step; XLA combines many gradients into one tuple all-reduce and gathers "
     "weights one by one, so counts are reported but only bytes are scored.",
     "Ops inside while loops (gradient accumulation) are multiplied by the loop trip count "
@@ -315,7 +318,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
 
     est = estimate_layout(model, hardware or HARDWARE["h100-sxm"], training, layout)
     hlo = hlo_collectives(hlo_text, mesh_shape)
-    logical = logical_collectives(hlo, hlo_text)
+    logical = logical_collectives(hlo, hlo_text, mesh_shape)
     deltas = runtime_deltas(model, training, layout, est.collectives, local_axes, cp_attention)
     rows = collective_rows(est.collectives, deltas, logical, hlo)
     mem_rows = _memory_rows(est, model, training, layout, memory, batch_bytes, local_axes)

@@ -768,7 +768,8 @@ def _one_f_one_b_not_covered(layout: Layout, local_axes: Sequence[str]) -> str |
 def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: TrainingSpec | None = None) -> str | None:
     """Why the comparison cannot score a plan's compiled program, or None when it can.
 
-    Not covered: pp > 1 executed as 1F1B (every schedule but 'gpipe', see
+    Not covered: ZeRO-3 with sequence parallelism and cp > 1 (GSPMD reshards between the tp and cp axes); pp > 1
+    executed as 1F1B (every schedule but 'gpipe', see
     :data:`shardplan.parallel.RUNTIME_SCHEDULE`) with collectives inside the per-device
     ``lax.switch`` branches of its slots (:func:`_one_f_one_b_not_covered`); cp with pp (K/V
     all-gathered in the pipeline, GPipe rules stated for cp = 1); sequence parallelism with pp > 1
@@ -821,6 +822,11 @@ def static_not_covered(layout: Layout, training: TrainingSpec | None = None) -> 
         return ("sequence parallelism with pp > 1: inside the runtime's GPipe scan XLA all-gathers the sequence "
                 "shards and reduces the norm gradients over tp on every tick in patterns no rule models (tiny-llama "
                 "pp=2 tp=2: the tp all-reduce 10x the planner's bytes); validate pp with tp and without --sp")
+    if p.zero_stage == 3 and p.sp and p.tp > 1 and p.cp > 1:
+        return ("ZeRO-3 with sequence parallelism and cp > 1: GSPMD reshards the gathered weights and the sequence "
+                "shards between the tp and cp axes (all-gathers and all-to-alls over cp, sends over dp) in patterns "
+                "no rule models (tiny-llama tp 2 cp 2: 440 KiB of such collectives); ZeRO-1 / 2 with tp + sp + cp, "
+                "and ZeRO-3 with tp + cp without --sp, are covered")
     if p.zero_stage == 3 and p.pp > 1:
         return ("ZeRO-3 with pp > 1: the runtime's GPipe scan gathers each stage's weights on every one of its "
                 f"m + pp - 1 = {layout.microbatches + p.pp - 1} ticks (bubble ticks included), which neither "

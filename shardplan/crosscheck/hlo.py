@@ -552,6 +552,12 @@ def _converts(module: HloModule, inst: Instruction) -> bool:
     return bool(body) and all(i.opcode == "parameter" or i.opcode in _RELAYOUT for i in body)
 
 
+def is_scattered(module: HloModule, value: str, full_elems: int, n: int, tuple_index: int | None) -> bool:
+    """Every consumer of ``value`` (element ``tuple_index`` of a tuple; ``full_elems`` elements) keeps only a
+    ``1/n`` dynamic slice of it (the XLA:CPU reduce-scatter pattern, :attr:`Element.scattered`)."""
+    return _is_scattered(module, value, full_elems, n, tuple_index)
+
+
 def _is_scattered(module: HloModule, value: str, full_elems: int, n: int, tuple_index: int | None) -> bool:
     """Every consumer of ``value`` (element ``tuple_index`` of a tuple) keeps a 1/n dynamic slice."""
     if n <= 1:

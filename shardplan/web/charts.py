@@ -43,7 +43,7 @@ CRITICAL_ROW = "critical path (step)"
 HIDDEN_ROW = "hidden communication"
 
 _AXIS_COLORS = {"tp": "#d62728", "cp": "#9467bd", "ep": "#8c564b", "pp": "#e377c2", "dp": "#ff7f0e"}
-_FIXED_COLORS = {"matmul": "#1f77b4", "element-wise": "#17becf", "recompute": "#aec7e8",
+_FIXED_COLORS = {"matmul": "#1f77b4", "attention core": "#393b79", "element-wise": "#17becf", "recompute": "#aec7e8",
                  "pipeline bubble": "#7f7f7f", "optimizer": "#bcbd22", "framework overhead": "#c49c94",
                  "overlap slowdown": "#f7b6d2", "activation offload": "#dbdb8d", "parameter offload": "#9edae5"}
 _MEM_COLORS = {"params": "#1f77b4", "grads": "#ff7f0e", "optimizer": "#2ca02c", "optimizer step temporary": "#dbdb8d",
@@ -162,13 +162,17 @@ def op_shade(color: str, op: str) -> str:
 def time_parts(e: Estimate) -> list[TimePart]:
     """Segments of the step time of ``e`` (seconds).
 
-    Critical: matmul, element-wise, recompute, the exposed time of every collective, pipeline
+    Critical: matmul (the linear layers' GEMMs), the attention core (a part of ``e.matmul_s``), element-wise,
+    recompute, the exposed time of every collective, pipeline
     bubble, optimizer, framework overheads and overlap slowdown; they sum to ``e.step_s`` (the
     planner's composition ``m T_mb + T_bubble + T_dp_exposed + T_optimizer + overheads``). Hidden: ``max(0, time_s - exposed_s)`` of
     every collective (for ZeRO-3 the forward/backward AllGather exposure is booked on the gradient
     ReduceScatter, so the clamp at 0 applies there).
     """
-    parts = [TimePart("matmul", e.matmul_s, True, "compute", _FIXED_COLORS["matmul"]),
+    # the attention kernel, what grows with the sequence, apart from the linear layers' GEMMs (a new user's 128k
+    # report showed one "matmul" bar where estimate said 46-69% of the step was attention: pass 56b)
+    parts = [TimePart("matmul", e.matmul_s - e.attention_s, True, "compute", _FIXED_COLORS["matmul"]),
+             TimePart("attention core", e.attention_s, True, "compute", _FIXED_COLORS["attention core"]),
              TimePart("element-wise", e.elementwise_s, True, "compute", _FIXED_COLORS["element-wise"]),
              TimePart("recompute", e.recompute_s, True, "compute", _FIXED_COLORS["recompute"])]
     for c in e.collectives:
