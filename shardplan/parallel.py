@@ -742,7 +742,14 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
                           f"--virtual-stages 2 or more, or --schedule 1f1b", field="virtual_stages",
                           value=p.virtual_stages)
     chunks = p.pp * p.virtual_stages
-    if split_rule == "even" and p.pp > 1 and (L % chunks or (p.pp_layers is not None and len(set(p.pp_layers)) > 1)):
+    if split_rule == "even" and p.pp > 1 and not L % chunks and p.pp_layers is not None and len(set(p.pp_layers)) > 1:
+        # the uneven split is what the framework cannot run, not pp (breaker pass 56: "pp=4 does not split the 32
+        # layers evenly ... legal pp: 2, 4, ..." for --pp-layers 9,8,8,7)
+        even = [L // p.pp] * p.pp
+        raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))}: the framework gives every stage one layer count "
+                          f"(pipeline_split='even'); legal pp_layers: {','.join(map(str, even))}, or not given (leave "
+                          "--pp-layers out)", field="pp_layers", value=list(p.pp_layers), legal=[even, None])
+    if split_rule == "even" and p.pp > 1 and L % chunks:
         legal, text = legal_values("pp", [d for d in divisors(L) if d > 1 and L % (d * p.virtual_stages) == 0])
         raise ConfigError(f"pp={p.pp}{f' x virtual_stages={p.virtual_stages}' if p.virtual_stages > 1 else ''} does "
                           f"not split the {L} layers evenly: the framework gives every stage one layer count "

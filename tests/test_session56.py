@@ -359,3 +359,26 @@ def test_zero3_with_sp_and_cp_is_not_covered_by_validate():
     assert why and why.startswith("ZeRO-3 with sequence parallelism and cp > 1")
     for kw in (STRATEGIES["ZeRO-1+CP"], STRATEGIES["TP+SP+CP"], {"tp": 2, "cp": 2, "zero_stage": 3, "sp": False}):
         assert static_not_covered(_estimate(kw, model="tiny-llama", seq_len=32, global_batch=16).layout) is None
+
+
+def test_a_renamed_profile_file_keeps_its_bases_attention_kernel(tmp_path):
+    # breaker pass 56: "base: megatron / name: custom" fell from cuDNN to FlashAttention-2 (attention core 0.135 s ->
+    # 0.244 s, step +7%) because the default kernel is looked up by the profile's name
+    f = tmp_path / "named.yaml"
+    f.write_text("base: megatron\nname: custom\n")
+    same = _estimate({"zero_stage": 3}, devices=16, framework="megatron")
+    renamed = _estimate({"zero_stage": 3}, devices=16, framework=str(f))
+    assert renamed.training.framework.name == "custom" and renamed.training.framework.attention_kernel == "cudnn"
+    assert renamed.step_s == pytest.approx(same.step_s, rel=1e-12)
+    f.write_text("base: megatron\nname: custom\nattention_kernel: fa2\n")  # a kernel given stays
+    assert _estimate({"zero_stage": 3}, devices=16, framework=str(f)).attention_s > same.attention_s
+
+
+def test_an_uneven_pp_layers_on_an_even_split_framework_names_pp_layers():
+    # breaker pass 56: maxtext with --pp 4 --pp-layers 9,8,8,7 said "pp=4 does not split the 32 layers evenly" and
+    # listed pp=4 as legal; the uneven split is what MaxText cannot run (32 / 4 = 8 layers a stage)
+    r = _cli(["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "32", "-s", "4096", "-b", "128", "--framework",
+              "maxtext", "--pp", "4", "--tp", "2", "--pp-layers", "9,8,8,7"])
+    assert r.exit_code == 2
+    assert "pp_layers=[9, 8, 8, 7]: the framework gives every stage one layer count (pipeline_split='even'); legal " \
+           "pp_layers: 8,8,8,8, or not given" in " ".join(r.output.split())

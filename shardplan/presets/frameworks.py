@@ -993,6 +993,16 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
         raise ConfigError(f"{where}: {short_repr(unknown[0])} is not a profile field{guess}; legal: {', '.join(legal)}",
                           field=str(unknown[0]), value=data[unknown[0]], legal=legal)
     check_number_types(data, FrameworkProfile, where)
+    if "attention_kernel" not in data and base.attention_kernel is None and data.get("name", base.name) != base.name:
+        # the default kernel is looked up by profile name (cost.gemm.FRAMEWORK_ATTENTION_KERNEL): a renamed copy of
+        # megatron fell from cuDNN to FlashAttention-2, 7% on a step, without a word (breaker pass 56); it keeps its
+        # base's kernel
+        import typing
+
+        from shardplan.cost.gemm import FRAMEWORK_ATTENTION_KERNEL
+        kernels = typing.get_args(typing.get_args(FrameworkProfile.model_fields["attention_kernel"].annotation)[0])
+        if FRAMEWORK_ATTENTION_KERNEL.get(base.name) in kernels:  # 'xla' (jax-runtime) is no field value: its
+            data["attention_kernel"] = FRAMEWORK_ATTENTION_KERNEL[base.name]  # GEMM-asymptote pricing is the default
     try:
         return FrameworkProfile(**{**_inherited(base, data), "name": data.pop("name", base.name), "origin": where,
                                    **data})
