@@ -432,8 +432,12 @@ def _rows(reader: csv.DictReader, path: Path):
 def _unreadable(path: Path, reader: csv.DictReader, e: csv.Error) -> ConfigError:
     """The error for a row the csv module refuses (``e``), naming the file and the line it stopped on."""
     where = f"{path}:{reader.reader.line_num}"  # the line it stopped on (DictReader's line_num is the last row's)
-    return ConfigError(f"{where}: not a CSV row the import can read ({e}); legal: cells of at most "
-                       f"{csv.field_size_limit():,} characters", field="csv", value=where)
+    if "new-line character" in str(e):  # a bare carriage return inside a cell (breaker pass 56: the legal part named
+        legal = ("rows ending in \\n or \\r\\n, and a line break inside a cell only within double quotes (save "
+                 "the file with Unix or Windows line endings)")  # the cell-size limit)
+    else:
+        legal = f"cells of at most {csv.field_size_limit():,} characters"
+    return ConfigError(f"{where}: not a CSV row the import can read ({e}); legal: {legal}", field="csv", value=where)
 
 
 def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:

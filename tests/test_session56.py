@@ -382,3 +382,27 @@ def test_an_uneven_pp_layers_on_an_even_split_framework_names_pp_layers():
     assert r.exit_code == 2
     assert "pp_layers=[9, 8, 8, 7]: the framework gives every stage one layer count (pipeline_split='even'); legal " \
            "pp_layers: 8,8,8,8, or not given" in " ".join(r.output.split())
+
+
+def test_importers_refuse_values_they_used_to_drop(tmp_path):
+    # breaker pass 56: NeMo encoder_seq_length "4k" (seq_len left unset) and fp8 "yes-please" (no fp8) exited 0; a
+    # DeepSpeed header's _shardplan.devices "sixteen" got an error about train_batch_size; a CSV with a bare carriage
+    # return in a cell was told the cell-size limit
+    from shardplan.errors import ConfigError
+    from shardplan.export import import_config
+    nemo = ("trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  micro_batch_size: 1\n  global_batch_size: 64\n"
+            "  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 1\n  num_layers: 32\n  hidden_size: 4096\n"
+            "  num_attention_heads: 32\n  encoder_seq_length: SEQ\n")
+    assert import_config("nemo", nemo.replace("SEQ", "4096")).seq_len == 4096
+    with pytest.raises(ConfigError, match="model.encoder_seq_length='4k' is not a whole number of tokens"):
+        import_config("nemo", nemo.replace("SEQ", "'4k'"))
+    with pytest.raises(ConfigError, match="model.fp8='yes-please'; legal: true, false"):
+        import_config("nemo", nemo.replace("SEQ", "4096") + "  fp8: yes-please\n")
+    ds = json.dumps({"_shardplan": {"devices": "sixteen"}, "train_micro_batch_size_per_gpu": 1,
+                     "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 1}, "bf16": {"enabled": True}})
+    with pytest.raises(ConfigError, match="_shardplan.devices='sixteen' is not a device count"):
+        import_config("deepspeed", ds)
+    csv_file = tmp_path / "runs.csv"
+    csv_file.write_bytes(b"tp,tok\r\n1,5000\r,extra\r\n")
+    r = _cli(["record", "import", str(csv_file), "-o", str(tmp_path / "r.jsonl"), "--map", "tp=tp"])
+    assert r.exit_code == 2 and "a line break inside a cell only within double quotes" in " ".join(r.output.split())

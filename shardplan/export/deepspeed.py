@@ -446,8 +446,11 @@ def read(text: str, devices: int | None = None) -> Imported:
     tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
     sp = _whole(cfg, "sequence_parallel_size") or 1  # DeepSpeed-Ulysses (module docstring)
     said = _meta_devices(cfg)
-    if devices is None and "train_batch_size" not in cfg and isinstance(said, int) and not isinstance(said, bool) \
-            and said >= 1:
+    if devices is None and "train_batch_size" not in cfg and said is not None:
+        if not isinstance(said, int) or isinstance(said, bool) or said < 1:  # breaker pass 56: "sixteen" / -16 gave
+            raise ConfigError(f"_shardplan.devices={short_repr(said)} is not a device count; legal: a whole number "
+                              "of at least 1 (the exported plan's), or --devices N", field="_shardplan.devices",
+                              value=said)  # an error about the missing train_batch_size instead
         devices = said  # a tp > 1 export leaves train_batch_size out: the header's device count gives dp
     _check_model_parallel(tp, sp, devices)
     B, mbs, gas, dp, batch_notes = _batch_sizes(cfg, tp * sp, devices)

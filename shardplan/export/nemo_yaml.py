@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 
 #: (section, key) -> the Megatron-LM flag with the same value (NeMo 1.x and Megatron-Bridge spell the degrees and the
 #: model shape as Megatron-Core's config fields; the recompute keys are NeMo 1.x's activations_checkpoint_* and
@@ -273,6 +273,12 @@ def translate(text: str) -> Translated | None:
         if _value(doc, section, key) is True:
             words.append(flag)
             keys[flag] = f"{section}.{key}"
+    for path in SEQ_KEYS:  # a sequence length that is no whole number ("4k", 4096.5) is refused, not skipped
+        v = _nested(doc, path)  # (breaker pass 56: encoder_seq_length "4k" left seq_len unset with exit 0)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)) and not (isinstance(v, str)
+                                                                                        and v.startswith("${")):
+            raise ConfigError(f"{'.'.join(path)}={short_repr(v)} is not a whole number of tokens; legal: a whole "
+                              "number such as 4096", field=".".join(path), value=v)
     seq = next(((".".join(path), v) for path in SEQ_KEYS if isinstance(v := _nested(doc, path), int)), None)
     if seq:
         words.append(f"--seq-length {seq[1]}")
@@ -492,8 +498,15 @@ def _nemo_flags(doc: dict) -> list[str]:
         words += ["--overlap-grad-reduce"] if optim.get("overlap_grad_sync") else []
         words += ["--overlap-param-gather"] if optim.get("overlap_param_sync") else []
     words += ["--grad-reduce-in-bf16"] if optim.get("grad_sync_dtype") == "bf16" else []
-    if model.get("fp8") is True:
+    fp8 = model.get("fp8")
+    if fp8 not in (None, True, False, "hybrid", "e4m3"):  # breaker pass 56: fp8 "yes-please" was read as no fp8
+        raise ConfigError(f"model.fp8={short_repr(fp8)}; legal: true, false (NeMo 1.x's switch, the format in "
+                          "model.fp8_hybrid), 'hybrid', 'e4m3'", field="model.fp8", value=fp8,
+                          legal=[True, False, "hybrid", "e4m3"])
+    if fp8 is True:
         words.append(f"--fp8-format {'hybrid' if model.get('fp8_hybrid') else 'e4m3'}")
+    elif isinstance(fp8, str):
+        words.append(f"--fp8-format {fp8}")
     if model.get("overlap_p2p_comm") is False:
         words.append("--no-overlap-p2p-communication")
     return words + _nemo_fsdp(model, nodes)
