@@ -440,6 +440,8 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
                   "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
                   "--context-parallel-size", "--expert-model-parallel-size", "--expert-tensor-parallel-size",
+                  # arguments.py _add_distributed_args: --cp-comm-type (nargs='+'; p2p, a2a, allgather, a2a+p2p)
+                  "--cp-comm-type",
                   "--sequence-parallel", "--tp-comm-overlap", "--use-distributed-optimizer", "--use-megatron-fsdp",
                   "--data-parallel-sharding-strategy", "--num-distributed-optimizer-instances",
                   "--overlap-grad-reduce", "--optimizer-cpu-offload", "--recompute-granularity",

@@ -406,3 +406,13 @@ def test_importers_refuse_values_they_used_to_drop(tmp_path):
     csv_file.write_bytes(b"tp,tok\r\n1,5000\r,extra\r\n")
     r = _cli(["record", "import", str(csv_file), "-o", str(tmp_path / "r.jsonl"), "--map", "tp=tp"])
     assert r.exit_code == 2 and "a line break inside a cell only within double quotes" in " ".join(r.output.split())
+
+
+def test_megatron_export_writes_the_ring_cp_comm_type():
+    # new-user pass 56b: the ring context parallelism left --cp-comm-type to Megatron-LM's default (p2p) unsaid
+    r = _cli(["export", "--to", "megatron", "-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "32", "-s", "131072", "-b",
+              "32", "--tp", "8", "--cp", "4"])
+    assert r.exit_code == 0, r.output
+    assert "--context-parallel-size 4 --cp-comm-type p2p" in " ".join(r.stdout.split())
+    assert "--cp-comm-type" not in _cli(["export", "--to", "megatron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8",
+                                         "-s", "4096", "-b", "64"]).stdout

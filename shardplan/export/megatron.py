@@ -285,16 +285,19 @@ def _moe_args(ctx: ExportContext) -> list[str]:
 
 
 def _cp_comm_args(ctx: ExportContext) -> list[str]:
-    """``--cp-comm-type a2a`` for DeepSpeed-Ulysses context parallelism (``cp_comm`` 'a2a'; the ring is Megatron-LM's
-    default p2p, not written). Transformer Engine's a2a path needs the KV heads of a tp rank divisible by cp (it
-    does not replicate them as DeepSpeed does).
+    """``--cp-comm-type`` of context parallelism: ``a2a`` for DeepSpeed-Ulysses (``cp_comm`` 'a2a'), ``p2p`` for the
+    ring (Megatron-LM's default, written so the script says which one the plan priced: new-user pass 56b looked for
+    it). Transformer Engine's a2a path needs the KV heads of a tp rank divisible by cp (it does not replicate them as
+    DeepSpeed does).
 
     Raises:
         ConfigError: KV heads per tp rank not divisible by cp.
     """
     p, m = ctx.p, ctx.estimate.model
-    if p.cp == 1 or p.cp_comm != "a2a":
+    if p.cp == 1:
         return []
+    if p.cp_comm != "a2a":
+        return ["--cp-comm-type", "p2p"]
     g_r = m.kv_heads_per_rank(p.tp)
     if g_r % p.cp:
         raise refuse("Megatron-LM", f"cp={p.cp} with cp_comm='a2a' over {g_r} KV heads per tp rank (Transformer "
