@@ -416,3 +416,21 @@ def test_megatron_export_writes_the_ring_cp_comm_type():
     assert "--context-parallel-size 4 --cp-comm-type p2p" in " ".join(r.stdout.split())
     assert "--cp-comm-type" not in _cli(["export", "--to", "megatron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8",
                                          "-s", "4096", "-b", "64"]).stdout
+
+
+def test_estimate_says_when_full_recompute_buys_nothing():
+    # new-user pass 56b: TP 8 CP 4 at 128k with full recompute, 13.9 of 80 GiB used, 23% of the step re-running the
+    # forward, and no word that the layout fits without it
+    from shardplan.cli.estimate import full_recompute_note
+    kw = dict(model="llama-3.1-8b", devices=32, seq_len=131072, global_batch=32)
+    e = _estimate({"tp": 8, "cp": 4, "recompute": "full"}, **kw)
+    plain = _estimate({"tp": 8, "cp": 4, "recompute": "none"}, **kw)
+    assert plain.fits and plain.step_s < e.step_s
+    note = full_recompute_note(e)
+    assert note.startswith(f"recompute=full costs ") and f"({(e.step_s - plain.step_s) / e.step_s:.0%})" in note
+    assert f"fits without it ({plain.memory.total / 2**30:.1f} GiB" in note
+    # where the layout needs it (Llama 3 8B, 8 GPUs, ZeRO-1, 2 x 8,192 tokens a microbatch), nothing is said
+    need = _estimate({"recompute": "full", "microbatch_size": 2, "zero_stage": 1}, seq_len=8192, global_batch=64)
+    assert need.fits and not _estimate({"recompute": "none", "microbatch_size": 2, "zero_stage": 1}, seq_len=8192,
+                                       global_batch=64).fits
+    assert full_recompute_note(need) is None

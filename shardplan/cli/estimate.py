@@ -812,6 +812,30 @@ def selective_recompute_note(e) -> str | None:
             f"the same ({plain.memory.total / 2**30:.1f} GiB) and runs faster")
 
 
+def full_recompute_note(e) -> str | None:
+    """A sentence when ``recompute=full`` costs over :data:`SELECTIVE_SAVING_MIN` of the step and the same layout
+    without recompute fits (new-user pass 56b: TP 8 CP 4 at 128k with full recompute, 62.1 s and 13.9 GiB of 80;
+    without it 47.8 s and 29.8 GiB, unsaid), or None. Full recompute re-runs each layer's forward in the backward
+    (Korthikanti et al. 2022, Sec. 4.1: one more forward, ~33% more FLOPs); it buys memory, not speed."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    p = e.parallel
+    if p.recompute != "full" or not e.fits or e.recompute_s <= SELECTIVE_SAVING_MIN * e.step_s:
+        return None
+    try:
+        plain = estimate(e.model, e.hardware, e.training, p.model_copy(update={
+            "recompute": "none", "recompute_layers": None, "recompute_modules": None, "remat_saved": None}),
+            e.layout.n_devices)
+    except ConfigError:  # a layout valid only with recompute (none to compare with)
+        return None
+    if not plain.fits or plain.step_s >= e.step_s:
+        return None
+    return (f"recompute=full costs {fmt_seconds(e.step_s - plain.step_s)} per step "
+            f"({(e.step_s - plain.step_s) / e.step_s:.0%}) and the same layout fits without it "
+            f"({plain.memory.total / 2**30:.1f} GiB, {headroom(plain) / 2**30:.1f} GiB free): --recompute none runs "
+            f"faster")
+
+
 def cp_balance_note(e) -> str | None:
     """A sentence when context parallelism runs under a profile that prices contiguous, unbalanced sequence chunks
     (``FrameworkProfile.cp_load_balance`` False: torchtitan's, fitted on its published CP tables), or None: current
@@ -1274,7 +1298,7 @@ def estimate_notes(e) -> list[str]:
              allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
              bf16_optimizer_note(e),
              partial_node_note(e), serialized_gather_note(e), straddle_note(e), selective_recompute_note(e),
-             cp_balance_note(e), xla_gpu_gather_note(e), zero3_share_note(e))
+             full_recompute_note(e), cp_balance_note(e), xla_gpu_gather_note(e), zero3_share_note(e))
     return [*e.layout.notes, *(n for n in notes if n)]
 
 
