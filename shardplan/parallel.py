@@ -725,6 +725,26 @@ def _automatic_split(p: ParallelConfig, model: ModelSpec, split_rule: str) -> tu
     return _balanced_stage_layers(p, model)
 
 
+def _check_even_split(p: ParallelConfig, L: int) -> None:
+    """A framework that gives every stage one layer count (``pipeline_split='even'``): ``L`` layers must divide into
+    pp x virtual_stages chunks, and a ``pp_layers`` given must be that even split.
+
+    Raises:
+        ConfigError: an uneven pp_layers (named as such, with the even split: breaker pass 56 got "pp=4 does not split
+            the 32 layers evenly ... legal pp: 2, 4, ..." for --pp-layers 9,8,8,7), or pp x virtual_stages not
+            dividing L (with the legal pp)."""
+    if not L % (p.pp * p.virtual_stages) and p.pp_layers is not None and len(set(p.pp_layers)) > 1:
+        even = [L // p.pp] * p.pp
+        raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))}: the framework gives every stage one layer count "
+                          f"(pipeline_split='even'); legal pp_layers: {','.join(map(str, even))}, or not given (leave "
+                          "--pp-layers out)", field="pp_layers", value=list(p.pp_layers), legal=[even, None])
+    if L % (p.pp * p.virtual_stages):
+        legal, text = legal_values("pp", [d for d in divisors(L) if d > 1 and L % (d * p.virtual_stages) == 0])
+        raise ConfigError(f"pp={p.pp}{f' x virtual_stages={p.virtual_stages}' if p.virtual_stages > 1 else ''} does "
+                          f"not split the {L} layers evenly: the framework gives every stage one layer count "
+                          f"(pipeline_split='even'); legal pp: {text}", field="pp", value=p.pp, legal=legal)
+
+
 def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanced") -> tuple[int, ...]:
     L = model.n_layers
     if p.virtual_stages > 1 and p.pp == 1:
@@ -741,19 +761,8 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
         raise ConfigError(f"schedule='interleaved' needs virtual_stages >= 2 (--virtual-stages); legal: "
                           f"--virtual-stages 2 or more, or --schedule 1f1b", field="virtual_stages",
                           value=p.virtual_stages)
-    chunks = p.pp * p.virtual_stages
-    if split_rule == "even" and p.pp > 1 and not L % chunks and p.pp_layers is not None and len(set(p.pp_layers)) > 1:
-        # the uneven split is what the framework cannot run, not pp (breaker pass 56: "pp=4 does not split the 32
-        # layers evenly ... legal pp: 2, 4, ..." for --pp-layers 9,8,8,7)
-        even = [L // p.pp] * p.pp
-        raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))}: the framework gives every stage one layer count "
-                          f"(pipeline_split='even'); legal pp_layers: {','.join(map(str, even))}, or not given (leave "
-                          "--pp-layers out)", field="pp_layers", value=list(p.pp_layers), legal=[even, None])
-    if split_rule == "even" and p.pp > 1 and L % chunks:
-        legal, text = legal_values("pp", [d for d in divisors(L) if d > 1 and L % (d * p.virtual_stages) == 0])
-        raise ConfigError(f"pp={p.pp}{f' x virtual_stages={p.virtual_stages}' if p.virtual_stages > 1 else ''} does "
-                          f"not split the {L} layers evenly: the framework gives every stage one layer count "
-                          f"(pipeline_split='even'); legal pp: {text}", field="pp", value=p.pp, legal=legal)
+    if split_rule == "even" and p.pp > 1:
+        _check_even_split(p, L)
     if p.pp_layers is not None and split_rule == "cost_greedy" and p.pp <= L:
         own = cost_greedy_split(model, p.pp)
         if tuple(p.pp_layers) != own:

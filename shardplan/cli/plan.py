@@ -103,6 +103,17 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
     return merged, schedules or None
 
 
+def _check_rows_valid(rows: list[dict]) -> None:
+    """Refuse a guide table whose every row is bad input (gpt2 at seq 8192: exit 2, as estimate; breaker pass 56).
+
+    Raises:
+        ConfigError: the first row's reason."""
+    invalid = [r["best"] for r in rows if str(r["best"]).startswith("invalid: ")]
+    if rows and len(invalid) == len(rows):
+        raise ConfigError(f"no guide row is valid: {invalid[0].removeprefix('invalid: ')}", field="guide",
+                          value=len(rows))
+
+
 def winner_notes(plans: list, objective: str = "throughput") -> list[str]:
     """The notes on the ranked winner ``plans[0]`` that ``plan`` prints (and ``--json`` stores as its ``notes``): the
     profile terms that shape its step (MoE and per-layer overheads, pipeline stalls, allocator pressure, compile),
@@ -735,10 +746,7 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     with progress_bar("guide") as update:  # rows take seconds each
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update,
                           framework=framework)
-    invalid = [r["best"] for r in rows if str(r["best"]).startswith("invalid: ")]
-    if rows and len(invalid) == len(rows):  # bad input for every row (gpt2 at seq 8192): exit 2, as estimate
-        raise ConfigError(f"no guide row is valid: {invalid[0].removeprefix('invalid: ')}", field="guide",
-                          value=len(rows))
+    _check_rows_valid(rows)
     from shardplan.loaders import load_hardware
     t = Table(title=f"best layouts on {escape(load_hardware(hardware).name)}, seq {seq_len}")
     for col in ("model", "devices", "batch tokens", "best layout", "MFU", "tok/s/dev", "bound", "DP crit. tok/dp rank",

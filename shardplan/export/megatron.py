@@ -789,18 +789,28 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
     if chunks and chunks > 1:
         out.update(schedule="interleaved", virtual_stages=chunks)
     elif a.num_layers_per_virtual_pipeline_stage is not None:
-        per_stage = middle or first or (a.num_layers // pp if a.num_layers else None)
-        if per_stage is None:
-            raise ConfigError("--num-layers-per-virtual-pipeline-stage needs --num-layers (or the uneven-split "
-                              "flags) to give virtual_stages", field="import", value="num_layers")
-        k = a.num_layers_per_virtual_pipeline_stage
-        if k < 1 or per_stage % k:  # arguments.py asserts it: "number of layers per pipeline stage must be divisible"
-            raise ConfigError(f"--num-layers-per-virtual-pipeline-stage {k} does not divide the {per_stage} layers "
-                              f"of a pipeline stage (Megatron-LM asserts it); legal: {fmt_legal(divisors(per_stage))}",
-                              field="virtual_stages", value=k, legal=divisors(per_stage))
-        if per_stage // k > 1:  # one virtual stage per rank (k = the stage's layers) is the 1F1B schedule; an
-            out.update(schedule="interleaved", virtual_stages=per_stage // k)  # interleaved plan needs 2 or more
+        v = _virtual_from_layers(a, pp, middle or first)
+        if v > 1:  # one virtual stage per rank (k = the stage's layers) is the 1F1B schedule; an interleaved plan
+            out.update(schedule="interleaved", virtual_stages=v)  # needs 2 or more
     return out
+
+
+def _virtual_from_layers(a: argparse.Namespace, pp: int, per_stage: int | None) -> int:
+    """Virtual stages per rank of ``--num-layers-per-virtual-pipeline-stage k``: a stage's layers over k (``per_stage``:
+    the middle or first stage's count of an uneven split, else num_layers / pp).
+
+    Raises:
+        ConfigError: no layer count, or k not dividing a stage's layers (Megatron-LM asserts it), with the legal k."""
+    per_stage = per_stage or (a.num_layers // pp if a.num_layers else None)
+    if per_stage is None:
+        raise ConfigError("--num-layers-per-virtual-pipeline-stage needs --num-layers (or the uneven-split "
+                          "flags) to give virtual_stages", field="import", value="num_layers")
+    k = a.num_layers_per_virtual_pipeline_stage
+    if k < 1 or per_stage % k:  # arguments.py asserts it: "number of layers per pipeline stage must be divisible"
+        raise ConfigError(f"--num-layers-per-virtual-pipeline-stage {k} does not divide the {per_stage} layers "
+                          f"of a pipeline stage (Megatron-LM asserts it); legal: {fmt_legal(divisors(per_stage))}",
+                          field="virtual_stages", value=k, legal=divisors(per_stage))
+    return per_stage // k
 
 
 def _check_even_chunks(num_layers: int | None, pp: int, chunks: int) -> None:
