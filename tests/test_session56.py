@@ -434,3 +434,16 @@ def test_estimate_says_when_full_recompute_buys_nothing():
     assert need.fits and not _estimate({"recompute": "none", "microbatch_size": 2, "zero_stage": 1}, seq_len=8192,
                                        global_batch=64).fits
     assert full_recompute_note(need) is None
+
+
+def test_a_plans_run_says_which_batch_it_runs(tmp_path, capsys):
+    # new-user pass 56b: validate --plan ran a global batch of 2 where the plan had 32, without a word
+    from shardplan.cli.runtime import runtime_inputs
+    plan = tmp_path / "p.json"
+    r = _cli(["plan", "-m", "tiny-llama", "-H", "h100-sxm", "-n", "8", "-s", "64", "-b", "32", "--json", "--top", "1"])
+    plan.write_text(r.stdout[r.stdout.index("{"):])
+    capsys.readouterr()
+    _, tr, pc = runtime_inputs("tiny-llama", 8, 64, None, None, str(plan), {}, (False, None, None), default_batch=True)
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--global-batch {tr.global_batch_size} (no batch given" in err
+    assert "the plan's 32 is not used: --global-batch 32 runs it" in err

@@ -245,10 +245,14 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
     check_runtime_layout(pc, None if plan is None else frozenset(k for k, v in layout.items() if v is not None))
     if default_batch and global_batch is None and global_batch_tokens is None:
         global_batch = default_global_batch(pc, devices)
-        if default_batch == "note":  # train: say which batch it runs
-            from shardplan.cli.common import err_console
+        if default_batch == "note" or plan is not None:  # train, and a plan's run: say which batch it runs (new-user
+            from shardplan.cli.common import err_console  # pass 56b: validate --plan ran 2 sequences, unsaid)
+            from shardplan.loaders import read_plan_context
+            made = read_plan_context(plan).get("global_batch_size") if plan is not None else None
+            theirs = f"; the plan's {made} is not used: --global-batch {made} runs it" if made and made != global_batch \
+                else ""
             err_console.print(f"[yellow]note:[/] --global-batch {global_batch} (no batch given: one sequence per data "
-                              "rank and microbatch, pp microbatches)", highlight=False, soft_wrap=True)
+                              f"rank and microbatch, pp microbatches{theirs})", highlight=False, soft_wrap=True)
     # the JAX runtime is an XLA/GSPMD program: MaxText's profile (no vocabulary padding beyond tp)
     from shardplan.presets.frameworks import JAX_RUNTIME
     tr = training_spec(seq_len, global_batch, global_batch_tokens, framework=JAX_RUNTIME,
