@@ -319,8 +319,23 @@ def special_case(rng: random.Random) -> Case:
     return Case("special", list(args), invalid=invalid)
 
 
+#: the frameworks a guide case draws, with the device kinds each runs on (FrameworkProfile.device_kinds)
+GUIDE_FRAMEWORKS = {"megatron": ("gpu",), "deepspeed": ("gpu",), "torchtitan": ("gpu",), "maxtext": ("gpu", "tpu"),
+                    "nanotron": ("gpu",), "jax-runtime": ("gpu", "tpu")}
+
+
+def guide_case(rng: random.Random) -> Case:
+    """``shardplan guide`` with a framework on a hardware kind it may not run on (breaker pass 56: megatron on a TPU
+    printed a table with exit 0) and models whose positions may not reach the sequence (gpt2 at 8,192 tokens)."""
+    hw, fw = rng.choice(HARDWARE), rng.choice(list(GUIDE_FRAMEWORKS))
+    kind = "tpu" if hw.startswith("tpu") else "gpu"
+    model = rng.choice(["tiny-llama", "gpt2"])
+    args = ["guide", "-m", model, "-n", rng.choice(["8", "16"]), "-H", hw, "--framework", fw]
+    return Case("guide", args, invalid=kind not in GUIDE_FRAMEWORKS[fw] or model == "gpt2")
+
+
 GENERATORS = [(flag_case, 0.18), (hf_case, 0.12), (yaml_case, 0.12), (plan_case, 0.1), (special_case, 0.06),
-              (extreme_case, 0.12), (import_case, 0.07), (layout_case, 0.18), (fix_case, 0.05)]
+              (extreme_case, 0.12), (import_case, 0.07), (layout_case, 0.18), (fix_case, 0.05), (guide_case, 0.03)]
 
 
 def generate(n: int, seed: int) -> list[Case]:
