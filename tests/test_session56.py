@@ -447,3 +447,15 @@ def test_a_plans_run_says_which_batch_it_runs(tmp_path, capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert f"--global-batch {tr.global_batch_size} (no batch given" in err
     assert "the plan's 32 is not used: --global-batch 32 runs it" in err
+
+
+def test_precision_names_are_read_in_any_case_and_a_file_as_folder_is_named(tmp_path):
+    # breaker pass 56: --precision BF16-MIXED was refused while framework names are case-insensitive; -o under a path
+    # that is a file said "folder ... does not exist"
+    from shardplan.specs.training import precision_policy
+    assert precision_policy("BF16-MIXED") is precision_policy("bf16-mixed")
+    f = tmp_path / "afile"
+    f.write_text("x")
+    r = _cli(["report", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64", "-o",
+              str(f / "r.html")])
+    assert r.exit_code == 2 and f"folder {f} is a file, not a folder" in " ".join(r.output.split())

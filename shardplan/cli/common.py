@@ -437,7 +437,8 @@ def check_output_path(flag: str, path: Optional[Path], stdout: str | None = None
     if path.is_dir():
         raise ConfigError(f"{flag} {path} is a folder; legal: a file path", field=flag, value=str(path))
     if not path.parent.is_dir():
-        raise ConfigError(f"{flag} {path}: folder {path.parent} does not exist; legal: a file in an existing folder",
+        what = "is a file, not a folder" if path.parent.exists() else "does not exist"  # breaker pass 56
+        raise ConfigError(f"{flag} {path}: folder {path.parent} {what}; legal: a file in an existing folder",
                           field=flag, value=str(path))
     for other_flag, other in (inputs or {}).items():
         if other is not None and path.resolve() == Path(other).resolve():

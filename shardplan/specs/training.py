@@ -135,7 +135,10 @@ def precision_policy(name: str) -> PrecisionPolicy:
     """
     try:
         return PRECISION_POLICIES[name]
-    except KeyError:
+    except (KeyError, TypeError):
+        # the names are lower case; read case-insensitively, as framework names are (breaker pass 56: BF16-MIXED)
+        if isinstance(name, str) and name.lower() in PRECISION_POLICIES:
+            return PRECISION_POLICIES[name.lower()]
         hint = did_you_mean(name, PRECISION_POLICIES, cutoff=0.5, prefixes=True)
         raise ConfigError(f"precision={short_repr(name)} is unknown{hint}; legal: {', '.join(PRECISION_POLICIES)}",
                           field="precision", value=name, legal=PRECISION_POLICIES) from None
