@@ -68,8 +68,14 @@ def print_validation(v: Any) -> None:
         console.print(dt)
     for n in v.notes:
         console.print(f"[dim]backend:[/] {n}", highlight=False)
-    console.print(f"compile {v.compile_s:.1f} s; result: " + ("[green]within tolerance[/]" if v.ok
-                                                              else "[red]outside tolerance[/]"))
+    # a pass says "validated" and what that means (new-user pass 56b: a pass never said so, and the columns had no key)
+    console.print("columns: planner = the cost model's collectives; runtime delta = where this JAX runtime differs "
+                  "from Megatron-LM / PyTorch FSDP (rules above); expected = planner + delta; compiled = the XLA "
+                  "program after the backend mapping (raw HLO: before it); error = expected / compiled - 1; planner "
+                  "error = planner / compiled - 1", highlight=False)
+    console.print(f"compile {v.compile_s:.1f} s; result: " + (
+        "[green]within tolerance[/] (validated: every collective's bytes and the memory within the tolerance "
+        "column)" if v.ok else "[red]outside tolerance[/]"))
 
 
 #: the result line of a plan the comparison cannot score (exit code 1: not validated, which is not a pass)
