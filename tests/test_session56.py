@@ -473,3 +473,10 @@ def test_plans_png_writes_each_bars_gap_to_the_first():
     ax = Figure().add_subplot()
     _mpl_plans(plans, ax)
     assert [t.get_text() for t in ax.texts] == [f"{plans[1].tokens_per_s / plans[0].tokens_per_s - 1:+.1%}"]
+
+
+def test_hardware_table_gives_the_nic_rate_in_gbit():
+    # new-user pass 56: "scale-out GB/s 50.00" had to be converted to find the 400 Gb/s NIC of the cluster
+    r = _cli(["hardware"])
+    row = next(x for x in r.output.splitlines() if x.startswith("│ h200 "))
+    assert "50.00 (400)" in row  # 50e9 B/s x 8 bit = 400 Gb/s

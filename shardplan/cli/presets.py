@@ -37,7 +37,7 @@ def hardware(json_out: JsonOpt = False) -> None:
         return
     t = Table(title="hardware presets (bandwidths per device; GPU one-way, TPU ICI per link bidirectional)")
     for c in ("name", "16-bit TFLOP/s", "fp8 TFLOP/s", "fp4 TFLOP/s", "HBM GiB", "HBM TB/s", "scale-up", "scale-up GB/s",
-              "scale-out GB/s", "host GB/s", "host GiB (devices)", "matmul eff."):
+              "scale-out GB/s (Gb/s)", "host GB/s", "host GiB (devices)", "matmul eff."):
         t.add_column(c, justify="left" if c == "name" else "right")
     # GPUs first, then TPUs, each by 16-bit peak (bf16; fp16 on V100, which has no bf16; the presets' definition order
     # mixes them)
@@ -47,7 +47,7 @@ def hardware(json_out: JsonOpt = False) -> None:
                   f"{h.peak_flops_fp8 / 1e12:,.0f}" if h.peak_flops_fp8 else "-",
                   f"{h.peak_flops_fp4 / 1e12:,.0f}" if h.peak_flops_fp4 else "-",
                   f"{h.hbm_bytes / 2**30:,.0f}", f"{h.hbm_bandwidth / 1e12:.2f}", str(h.scale_up_size),
-                  f"{h.scale_up_bandwidth / 1e9:,.0f}", f"{h.scale_out_bandwidth / 1e9:,.2f}",
+                  f"{h.scale_up_bandwidth / 1e9:,.0f}", f"{h.scale_out_bandwidth / 1e9:,.2f} ({h.scale_out_bandwidth * 8 / 1e9:,.0f})",
                   f"{h.host_bandwidth / 1e9:,.0f}" if h.host_bandwidth else "-",
                   f"{h.host_memory_bytes / 2**30:,.0f} ({h.host_devices})" if h.host_memory_bytes else "-",
                   f"{h.matmul_efficiency:.2f}")
