@@ -480,3 +480,14 @@ def test_hardware_table_gives_the_nic_rate_in_gbit():
     r = _cli(["hardware"])
     row = next(x for x in r.output.splitlines() if x.startswith("│ h200 "))
     assert "50.00 (400)" in row  # 50e9 B/s x 8 bit = 400 Gb/s
+
+
+def test_deepspeed_import_says_it_does_not_read_pipeline_stages():
+    # breaker pass 56: "pipeline": {"stages": 4} was read as pp = 1 without a word
+    from shardplan.export import import_config
+    cfg = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 8,
+           "zero_optimization": {"stage": 1}, "bf16": {"enabled": True}, "pipeline": {"stages": 4}}
+    imp = import_config("deepspeed", json.dumps(cfg))
+    assert imp.parallel.pp == 1 and any(n.startswith("pipeline.stages 4 is not read") for n in imp.notes)
+    cfg["pipeline"] = {"stages": "auto"}
+    assert not any("pipeline.stages" in n for n in import_config("deepspeed", json.dumps(cfg)).notes)

@@ -495,7 +495,8 @@ def read(text: str, devices: int | None = None) -> Imported:
 def _unread_notes(cfg: dict, sp: int) -> tuple[str, ...]:
     """Notes for blocks that change the price and that this importer does not read: a ``sequence_parallel`` block
     (LLaMA-Factory's ALST / Ulysses settings, whose degree its training program sets; DeepSpeed's own key is
-    ``sequence_parallel_size``) and a ``compile`` block with ``disable`` false (DeepSpeed's torch.compile of the
+    ``sequence_parallel_size``), a ``pipeline`` block with ``stages`` > 1 (the model code's PipelineModule sets the
+    stage count) and a ``compile`` block with ``disable`` false (DeepSpeed's torch.compile of the
     engine: fused element-wise kernels the eager profiles do not price)."""
     notes: tuple[str, ...] = ()
     block = cfg.get("sequence_parallel")
@@ -504,6 +505,12 @@ def _unread_notes(cfg: dict, sp: int) -> tuple[str, ...]:
         notes += (f"sequence_parallel block (size {short_repr(size)}, mode {short_repr(block.get('mode'))}: the "
                   "training program's Ulysses / ALST settings, not a DeepSpeed key) is not read: give --cp "
                   f"{size if isinstance(size, int) else 'N'} --cp-comm a2a for its sequence parallelism",)
+    pipe = cfg.get("pipeline")  # breaker pass 56: "pipeline": {"stages": 4} was read as pp = 1 without a word
+    stages = pipe.get("stages") if isinstance(pipe, dict) else None
+    if isinstance(stages, int) and not isinstance(stages, bool) and stages > 1:
+        notes += (f"pipeline.stages {stages} is not read: DeepSpeed's pipeline engine takes its stage count from the "
+                  "model's PipelineModule(num_stages=...) (Megatron-DeepSpeed's --pipeline-model-parallel-size); the "
+                  f"layout is read without pipeline parallelism: give --pp {stages} to price it",)
     comp = cfg.get("compile")
     if isinstance(comp, dict) and comp.get("disable") is False:
         notes += ("compile (DeepSpeed's torch.compile of the model) is not priced: the deepspeed profiles price eager "
