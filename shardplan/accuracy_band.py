@@ -164,11 +164,12 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
         ([f"your profile overrides {framework.spec.split('+', 1)[1]}"] if overrides else [])
     # a file `shardplan calibrate` wrote says how well it fits its own records (cluster_yaml's sources note): the
     # better figure for that file (a new user's calibrated estimate showed only the built-ins' record)
+    from shardplan.records import POOR_FIT_SOURCE
     sources = hardware.sources or {}
     fitted = next((v for v in sources.values() if str(v).startswith("shardplan calibrate on")), None)
-    if fitted is not None and any(str(k).lower() == "poor_fit" for k in sources):
+    if fitted is not None and any(str(k).lower() == POOR_FIT_SOURCE for k in sources):
         # a --force file's in-sample error says nothing (an underdetermined fit reads 0.0%: new-user pass 56); the
-        # poor-fit note every command prints says why (cli.common POOR_FIT_SOURCE)
+        # poor-fit note every command prints says why
         mine.append("the file's own fit is poor (see its poor-fit note): its in-sample error is not a record")
     elif fitted is not None:
         mine.append(f"the file's own fit: {fitted.removeprefix('shardplan calibrate on ')}")

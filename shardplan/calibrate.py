@@ -353,8 +353,8 @@ def underdetermined(cs: Sequence[Case], memory: bool, n_free: int) -> str:
     distinct = len(set(keys))
     of = f" of {distinct} distinct run configuration(s)" if distinct < len(cs) else ""
     return (f"{len(cs)} record(s){of} give {n_measured} measurement(s) for {n_free} fitted parameters: the fit is "
-            "underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) pin it, "
-            f"or fit at most {n_measured} parameter(s) (--params, e.g. --params matmul_efficiency)")
+            "underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) "
+            f"pin it, or fit at most {n_measured} parameter(s) (--params, e.g. --params matmul_efficiency)")
 
 
 def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[list[Case], list[str]]:

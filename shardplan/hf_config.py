@@ -1043,11 +1043,10 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
     fields = {**FAMILIES[arch](cfg), **_rope_and_eps(cfg)}
     coef = cfg.get("router_aux_loss_coef")  # Mixtral, Qwen2/3-MoE, OLMoE, GPT-OSS, PhiMoE, ...: the training loss's
     if fields.get("n_experts") and coef is not None:  # balancing weight (configuration_*.py), no cost
-        if coef == 0 and not isinstance(coef, bool):  # no balancing loss: legal
-            fields["router_aux_loss_coef"] = 0.0
-        else:
-            fields["router_aux_loss_coef"] = _number_in(coef, "router_aux_loss_coef", 0.0, 1.0 + 1e-12,
-                                                        "a number from 0 to 1")
+        if isinstance(coef, bool) or not isinstance(coef, (int, float)) or not 0 <= coef <= 1:
+            raise ConfigError(f"config.json router_aux_loss_coef={coef!r} is not legal; legal: a number from 0 to 1",
+                              field="router_aux_loss_coef", value=coef)
+        fields["router_aux_loss_coef"] = float(coef)
     return fields
 
 

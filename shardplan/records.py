@@ -33,6 +33,13 @@ THROUGHPUT_AGREEMENT = 0.10
 MIN_PEAK_BYTES = 2**20
 #: smallest bus bandwidth a record's ``busbw`` may hold (1 MB/s): below it the number is not bytes/s (a GB/s figure)
 MIN_BUSBW = 1e6
+#: the ``sources`` key under which ``calibrate --force`` records why the fit it wrote was poor
+#: (``shardplan.cli.common.hardware_file_notes`` repeats it on every use of the file; the 80% band then quotes no
+#: in-sample error of the file, :func:`shardplan.accuracy_band.band_for`)
+POOR_FIT_SOURCE = "poor_fit"
+#: the ``sources`` key of a hardware file ``calibrate --no-cross-validation`` wrote: its held-out error was not checked
+#: (new-user pass 54b: the check that refused a fit was skipped and the file looked clean)
+UNCHECKED_SOURCE = "not_cross_validated"
 
 
 class RunRecord(BaseModel):

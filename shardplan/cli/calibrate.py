@@ -498,7 +498,8 @@ def far_from_base(cal) -> list[str]:
         if p.field.endswith("efficiency") and p.field not in cal.held and b > 0 and v < FAR_FROM_BASE * b:
             out.append(f"{p.field} fitted at {v:.3g}, under half its base {b:.3g}: if the hardware is not that slow, "
                        "the records carry a cost the model prices elsewhere (a per-step overhead, slower kernels); "
-                       "other layouts with this file inherit it (check them, or fit without it: --params with the others)")
+                       "other layouts with this file inherit it (check them, or fit without it: --params with the "
+                       "others)")
     return out
 
 

@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.console import Console
 
 from shardplan.errors import ConfigError, short_repr
+from shardplan.records import POOR_FIT_SOURCE, UNCHECKED_SOURCE  # the sources keys of a calibrated file
 from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption
 from shardplan.presets.frameworks import FRAMEWORKS
 from shardplan.specs.training import OPTIMIZER_DTYPES, PRECISION_POLICIES, TrainingSpec
@@ -269,12 +270,6 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
     idle_stall_note(profile)
 
 
-#: the ``sources`` key under which ``calibrate --force`` records why the fit it wrote was poor
-#: (:func:`hardware_file_notes` repeats it on every use of the file)
-POOR_FIT_SOURCE = "poor_fit"
-#: the ``sources`` key of a hardware file ``calibrate --no-cross-validation`` wrote: its held-out error was not checked
-#: (new-user pass 54b: the check that refused a fit was skipped and the file looked clean)
-UNCHECKED_SOURCE = "not_cross_validated"
 
 
 def file_sources(hardware: str | None) -> dict | None:

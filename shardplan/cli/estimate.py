@@ -793,15 +793,11 @@ def selective_recompute_note(e) -> str | None:
     layout without recompute but costs time (new-user pass 54: a 70B 128k import, 40.2 s against 34.7 s at the same
     42.4 GiB), or None. Selective recompute (Korthikanti et al. 2022, Sec. 4.2) re-runs the attention core to drop its
     ``s x s`` scores and softmax; a flash-attention kernel keeps none of them, so the re-run buys no memory."""
-    from shardplan.cost.step import estimate
-    from shardplan.errors import ConfigError
     p = e.parallel
     if p.recompute != "selective" or e.recompute_s <= SELECTIVE_SAVING_MIN * e.step_s:  # nothing worth a note
         return None
-    try:
-        plain = estimate(e.model, e.hardware, e.training,
-                         p.model_copy(update={"recompute": "none", "recompute_modules": None}), e.layout.n_devices)
-    except ConfigError:  # a layout valid only with recompute (none to compare with)
+    plain = _without_recompute(e)
+    if plain is None:
         return None
     saved = plain.memory.total - e.memory.total
     if saved > SELECTIVE_SAVING_MIN * plain.memory.total or not plain.fits:
@@ -812,23 +808,28 @@ def selective_recompute_note(e) -> str | None:
             f"the same ({plain.memory.total / 2**30:.1f} GiB) and runs faster")
 
 
+def _without_recompute(e):
+    """The estimate of ``e``'s layout without recompute (recompute 'none', no recomputed modules, layers or saved
+    tensors), or None for a layout valid only with recompute."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    try:
+        return estimate(e.model, e.hardware, e.training, e.parallel.model_copy(update={
+            "recompute": "none", "recompute_layers": None, "recompute_modules": None, "remat_saved": None}),
+            e.layout.n_devices)
+    except ConfigError:
+        return None
+
+
 def full_recompute_note(e) -> str | None:
     """A sentence when ``recompute=full`` costs over :data:`SELECTIVE_SAVING_MIN` of the step and the same layout
     without recompute fits (new-user pass 56b: TP 8 CP 4 at 128k with full recompute, 62.1 s and 13.9 GiB of 80;
     without it 47.8 s and 29.8 GiB, unsaid), or None. Full recompute re-runs each layer's forward in the backward
     (Korthikanti et al. 2022, Sec. 4.1: one more forward, ~33% more FLOPs); it buys memory, not speed."""
-    from shardplan.cost.step import estimate
-    from shardplan.errors import ConfigError
-    p = e.parallel
-    if p.recompute != "full" or not e.fits or e.recompute_s <= SELECTIVE_SAVING_MIN * e.step_s:
+    if e.parallel.recompute != "full" or not e.fits or e.recompute_s <= SELECTIVE_SAVING_MIN * e.step_s:
         return None
-    try:
-        plain = estimate(e.model, e.hardware, e.training, p.model_copy(update={
-            "recompute": "none", "recompute_layers": None, "recompute_modules": None, "remat_saved": None}),
-            e.layout.n_devices)
-    except ConfigError:  # a layout valid only with recompute (none to compare with)
-        return None
-    if not plain.fits or plain.step_s >= e.step_s:
+    plain = _without_recompute(e)
+    if plain is None or not plain.fits or plain.step_s >= e.step_s:
         return None
     return (f"recompute=full costs {fmt_seconds(e.step_s - plain.step_s)} per step "
             f"({(e.step_s - plain.step_s) / e.step_s:.0%}) and the same layout fits without it "
@@ -1039,7 +1040,8 @@ def _roofline_line(e) -> str:
               f"({'compute' if th['dp_compute_bound'] else 'bandwidth'}-bound)") if group > 1 else "no data parallelism"
     tp_txt = (f"largest compute-bound tp ~{th['max_compute_bound_tp']:.1f}" if th['max_compute_bound_tp'] >= 1
               else "tp is bandwidth-bound at any degree for this ffn_dim")
-    return f"roofline: {dp_txt}; {tp_txt}{_ep_roofline_text(e)}; HBM ridge {th['hbm_critical_intensity']:.0f} FLOPs/byte"
+    return (f"roofline: {dp_txt}; {tp_txt}{_ep_roofline_text(e)}; HBM ridge {th['hbm_critical_intensity']:.0f} "
+            "FLOPs/byte")
 
 
 def _ep_roofline_text(e) -> str:

@@ -47,7 +47,8 @@ def hardware(json_out: JsonOpt = False) -> None:
                   f"{h.peak_flops_fp8 / 1e12:,.0f}" if h.peak_flops_fp8 else "-",
                   f"{h.peak_flops_fp4 / 1e12:,.0f}" if h.peak_flops_fp4 else "-",
                   f"{h.hbm_bytes / 2**30:,.0f}", f"{h.hbm_bandwidth / 1e12:.2f}", str(h.scale_up_size),
-                  f"{h.scale_up_bandwidth / 1e9:,.0f}", f"{h.scale_out_bandwidth / 1e9:,.2f} ({h.scale_out_bandwidth * 8 / 1e9:,.0f})",
+                  f"{h.scale_up_bandwidth / 1e9:,.0f}",
+                  f"{h.scale_out_bandwidth / 1e9:,.2f} ({h.scale_out_bandwidth * 8 / 1e9:,.0f})",
                   f"{h.host_bandwidth / 1e9:,.0f}" if h.host_bandwidth else "-",
                   f"{h.host_memory_bytes / 2**30:,.0f} ({h.host_devices})" if h.host_memory_bytes else "-",
                   f"{h.matmul_efficiency:.2f}")

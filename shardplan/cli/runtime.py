@@ -249,8 +249,8 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
             from shardplan.cli.common import err_console  # pass 56b: validate --plan ran 2 sequences, unsaid)
             from shardplan.loaders import read_plan_context
             made = read_plan_context(plan).get("global_batch_size") if plan is not None else None
-            theirs = f"; the plan's {made} is not used: --global-batch {made} runs it" if made and made != global_batch \
-                else ""
+            theirs = (f"; the plan's {made} is not used: --global-batch {made} runs it"
+                      if made and made != global_batch else "")
             err_console.print(f"[yellow]note:[/] --global-batch {global_batch} (no batch given: one sequence per data "
                               f"rank and microbatch, pp microbatches{theirs})", highlight=False, soft_wrap=True)
     # the JAX runtime is an XLA/GSPMD program: MaxText's profile (no vocabulary padding beyond tp)

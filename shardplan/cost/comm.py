@@ -164,8 +164,8 @@ def implausible_network(hw: HardwareSpec) -> str | None:
     out, up = hw.scale_out_bandwidth, hw.scale_up_bandwidth
     if out > FASTEST_NIC_BANDWIDTH:
         return (f"scale_out_bandwidth {out / 1e9:,.0f} GB/s per device is above the fastest NIC one accelerator has "
-                f"({FASTEST_NIC_BANDWIDTH / 1e9:.0f} GB/s = 800 Gb/s): the field is bytes/s per device, one way (e.g. a "
-                f"node's {out / 1e9:,.0f} GB/s over 8 GPUs is {out / 8e9:,.1f} GB/s each)")
+                f"({FASTEST_NIC_BANDWIDTH / 1e9:.0f} GB/s = 800 Gb/s): the field is bytes/s per device, one way "
+                f"(e.g. a node's {out / 1e9:,.0f} GB/s over 8 GPUs is {out / 8e9:,.1f} GB/s each)")
     if hw.kind == "gpu" and out >= up:
         return (f"scale_out_bandwidth {out / 1e9:,.1f} GB/s per device is not below scale_up_bandwidth "
                 f"{up / 1e9:,.1f} GB/s: collectives across nodes are priced as fast as inside one")

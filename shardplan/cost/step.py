@@ -374,7 +374,7 @@ def _estimate_once(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, l
                          overhead_parts=dict(zip(OVERHEAD_PARTS, (fixed, m * floor_mb, m * retry_mb, stall))),
                          param_offload_s=m * dp.host_copy_per_microbatch),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
-        roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m,
+        roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls,
                            hf / layout.n_devices)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
         param_offload_s=m * dp.host_copy_per_microbatch, stall_s=stall, stall_rule=rule, host_floor_s=m * floor_mb,
@@ -608,7 +608,7 @@ def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: 
 
 
 def _roofline(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig, u: float,
-              lt: LayerTimes, collectives: list[Collective], m: int, step_flops: float) -> list[dict]:
+              lt: LayerTimes, collectives: list[Collective], step_flops: float) -> list[dict]:
     """Operations of the layout placed on the roofline: arithmetic intensity (FLOPs per byte moved
     over the resource that feeds them) and achieved FLOP/s, with the resource's ridge point C / W.
     A collective's intensity is the FLOPs one device computes per step (``step_flops``: the hardware FLOPs of the

@@ -501,8 +501,8 @@ def write(ctx: ExportContext) -> str:
         extra.append("CUDA graphs: not written; the megatron profile prices MoE layers as the tuned recipes its MoE "
                      "costs were fitted on, most of which capture attention, router and dispatch preprocessing "
                      "(--cuda-graph-impl transformer_engine --cuda-graph-scope attn moe_router moe_preprocess, with "
-                     f"their requirements); without them held-out MoE runs measured {low}-{high}x slower than predicted "
-                     "on Blackwell, within 25% on Hopper")
+                     f"their requirements); without them held-out MoE runs measured {low}-{high}x slower than "
+                     "predicted on Blackwell, within 25% on Hopper")
     return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER, extra) + env + body + launch
 
 

@@ -810,8 +810,8 @@ def _check_equal_chunks(par: dict, n_layers: int, pp: int, stages: int) -> None:
     raise ConfigError(f"torchtitan pipeline_parallel_layers_per_stage={per}: {n_layers} layers in {stages} stages "
                       f"({stages // pp} per rank on pp={pp}) are cut unequally within ranks of one layer count, which "
                       f"the planner prices as equal virtual stages only; legal pipeline_parallel_layers_per_stage: "
-                      f"{fmt_legal(legal) if legal else 'none for this pp'}", field="pipeline_parallel_layers_per_stage",
-                      value=per, legal=legal)
+                      f"{fmt_legal(legal) if legal else 'none for this pp'}",
+                      field="pipeline_parallel_layers_per_stage", value=per, legal=legal)
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",

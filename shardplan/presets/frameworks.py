@@ -997,12 +997,12 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
         # the default kernel is looked up by profile name (cost.gemm.FRAMEWORK_ATTENTION_KERNEL): a renamed copy of
         # megatron fell from cuDNN to FlashAttention-2, 7% on a step, without a word (breaker pass 56); it keeps its
         # base's kernel
-        import typing
+        from typing import get_args
 
         from shardplan.cost.gemm import FRAMEWORK_ATTENTION_KERNEL
-        kernels = typing.get_args(typing.get_args(FrameworkProfile.model_fields["attention_kernel"].annotation)[0])
-        if FRAMEWORK_ATTENTION_KERNEL.get(base.name) in kernels:  # 'xla' (jax-runtime) is no field value: its
-            data["attention_kernel"] = FRAMEWORK_ATTENTION_KERNEL[base.name]  # GEMM-asymptote pricing is the default
+        from shardplan.specs.framework import AttentionKernelName
+        if FRAMEWORK_ATTENTION_KERNEL.get(base.name) in get_args(AttentionKernelName):  # 'xla' (jax-runtime) is no
+            data["attention_kernel"] = FRAMEWORK_ATTENTION_KERNEL[base.name]  # field value: the GEMM-asymptote default
     try:
         return FrameworkProfile(**{**_inherited(base, data), "name": data.pop("name", base.name), "origin": where,
                                    **data})

@@ -19,6 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 #: optimizer-state dtypes (``TrainingSpec.optimizer_dtype``; the table in :mod:`shardplan.specs.training`)
 OptimizerDtype = Literal["fp32", "bf16-moments", "bf16"]
+#: the fused attention kernels a profile may name (``FrameworkProfile.attention_kernel``; their speed tables:
+#: :mod:`shardplan.cost.gemm`)
+AttentionKernelName = Literal["fa2", "fa3", "cudnn", "triton"]
 
 
 #: the fields that say when a pipeline stalls (:func:`shardplan.cost.pipeline.stall_rule`); they act only with a
@@ -604,7 +607,7 @@ class FrameworkProfile(BaseModel):
     layout_defaults: dict[Literal["sp", "tp_overlap"], bool] = Field(default_factory=dict)
     default_zero_stage: Literal[0, 1, 2, 3] = 0
     selective_recompute: Literal["attention", "every_other_matmul", "named_dots"] = "attention"
-    attention_kernel: Literal["fa2", "fa3", "cudnn", "triton"] | None = None
+    attention_kernel: AttentionKernelName | None = None
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"], ...] | None = Field(default=None,
                                                                                                min_length=1)
     released_schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"], ...] | None = Field(
