@@ -8,6 +8,7 @@ TrainingSpec overrides. Each group cites its source.
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 #: public runs outside the shared set, used as checks; benchmarks/fit_frameworks.py fits a few constants on some of
@@ -6744,3 +6745,187 @@ S56B_KWAI_FIG9 = tuple(
 S56B_KWAI = S56B_KWAI_DEMO + S56B_KWAI_175B + S56B_KWAI_FIG9
 
 SCOUTED_2026_12BH = S56B_KWAI
+
+
+# Fifty-seventh scouting pass (2026-12, never fitted on; SCOUTED_2026_12BI). Names carry _S57_.
+#
+# Source: AI-Hypercomputer/gpu-recipes (Google Cloud's GPU training recipes), the NeMo parts the MaxText rows above
+# (XLA_GPU_2026_12) did not use. Row format as PUBLIC_CHECKS. Model files new in this pass:
+# benchmarks/models/nemo-*.config.json (GPT-2 vocabulary 50,304 bodies; Qwen2.5 shapes without QKV bias as the NeMo
+# configs print `bias: false`).
+#
+# Row-selection rules (fixed before any row was priced; no row dropped afterwards):
+#  G1  training/a4/custom/*/logs/*: every committed full log whose run reaches NeMo's closing summary line
+#      "train_step_timing in s: [...]" (20 steps, step_timing_kwargs buffer_size 5, sync_cuda true). Measured step =
+#      median of the list's entries 10..19 (0-based; the 5-step buffer is full from entry 5). Layout, precision and
+#      shape from the log's printed NeMo configuration; GPUs = trainer.num_nodes x 8 where read, else the run name.
+#      12 logs, 12 rows (B200, NeMo 25.04, megatron_gpt / mcore).
+#  G2  the "Here is an example of an entry in the DLLogger log" block of every NeMo (1.x launcher) recipe README under
+#      training/{a3mega,a3ultra,a4}/: each distinct entry (by timestamp) once, assigned to the recipe whose global batch
+#      satisfies consumed_samples == (step + 1) x GBS (the A3 Mega Mixtral README carries the GPT-3 175B entry,
+#      timestamp 1727463426.984522, consumed 98304 = 48 x 2048, so it is no Mixtral row). Layout from the NeMo yaml the
+#      README names; precision from its process_training_results.py example (--precision); GPUs from its
+#      --num_accelerators. Row = that one step's train_step_timing. 9 rows.
+#  Conversion: tokens/s/GPU = seq x GBS / step / GPUs (measured step times, no MFU back-out). Framework: megatron (NeMo
+#  on Megatron-Core, as the earlier NeMo rows); ZeRO-1 (distributed optimizer); no recompute (every config has
+#  activations_checkpoint_granularity: null); fp8-params where a config sets fp8_params: true with fp8; tp_overlap =
+#  ub_tp_comm_overlap. Hardware: A3 Mega = the gcp-a3-mega cluster file (GPUDirect-TCPXO), A3 Ultra = h200, A4 = b200.
+#
+# Quoted (read ids of the stored copies):
+#  G1 training/a4/custom/llama3-8b/logs/llama3-8b-8gpu-tp1-pp1-cp1-vp1-gbs128-mbs2-fp8-full-logs @1b8db9dc
+#     (id 34391915496): "micro_batch_size: 2", "global_batch_size: 128", "encoder_seq_length: 8192", "fp8: true",
+#     "fp8_params: true", "type: 'GPT2BPETokenizer'"; "train_step_timing in s: [21.37, 12.82, ..., 4.33]".
+#  G1 .../llama3-70b/logs/llama3-70b-64gpu-sq1-tp2-pp4-cp2-vp5-gbs128-mbs1-fp8-full-logs @8d928f16 (id 34614364132):
+#     "tensor_model_parallel_size: 2", "pipeline_model_parallel_size: 4", "virtual_pipeline_model_parallel_size: 5",
+#     "context_parallel_size: 1" (the file name says cp2: the config is used), "ub_tp_comm_overlap: true", "num_nodes: 8".
+#  G1 .../qwen2-5-32b/logs/*.log @9e10748b (tp1; ids 34529997519 / 34702721722 / 34420442826) and @779bb30b (tp2; ids
+#     34866735734 / 34976461805 / 34684825446): "override_vocab_size: 152064", "num_layers: 64", "hidden_size: 5120",
+#     "ffn_hidden_size: 27648", "num_attention_heads: 40", "num_query_groups: 8", "bias: false", "fp8: false",
+#     "encoder_seq_length: 4096", "global_batch_size: 512".
+#  G1 .../qwen2-5-7b/logs/qwen2-5-7b-{8,16}gpu-... @1e6e99bc / @a7ca5559 (ids 34529991693 / 34412154743): "num_layers:
+#     28", "hidden_size: 3584", "ffn_hidden_size: 18944", "num_attention_heads: 28", "num_query_groups: 4",
+#     "micro_batch_size: 4".
+#  G1 .../qwen3-30b/logs/qwen3-30b-{16,32}gpu-tp1-pp1-cp1-vp1-ep8-gbs256-mbs4.log @6cff69e4 (ids 34324242736 /
+#     34519824546): "moe_token_dispatcher_type: alltoall", "moe_pad_expert_input_to_capacity: True",
+#     "moe_expert_capacity_factor: 1.0", "expert_model_parallel_size: 8", "fp8: true", "fp8_params: true".
+#  G2 training/a3mega/gpt3-175b/nemo-pretraining-gke/README.md @19794be3 (id 34322558557): "step": 47,
+#     "consumed_samples": 98304, "train_step_timing in s": 25.115550994873047, "--batch_size 2048 --num_accelerators 256
+#     --accelerator_type h100 --precision fp8"; config a3mega/nemo-configs/gpt3-175b-256gpus-fp8.yaml @c72e38da: TP4 PP8
+#     VP2, SP, ub_tp_comm_overlap false, dropout 0.1 (priced without, as the earlier NeMo GPT-3 rows).
+#  G2 a3mega/llama3-70b README @2a1f3e49: "step": 36, "consumed_samples": 37888, 45.81364059448242, --batch_size 1024,
+#     --num_accelerators 128 (the README default; 512 would put the planner at 3.8x); llama3-70b-fp8.yaml @822113d3:
+#     TP4 PP4 VP5 CP2. a3mega/llama3-1-70b README @0355c388: "step": 37, 77824, 67.82038879394531, bf16, 256 GPUs; the
+#     config it names is not stored: src/frameworks/nemo-configs/llama3.1-70b-256gpus-bf16.yaml @3a1db077 (TP4 PP4 VP4
+#     CP2) used [B].
+#  G2 a3ultra/llama-3.1-70b README @1a3020bb: "step": 15, 16384.0, 20.021318435668945, fp8, 256 H200; config TP2 PP4
+#     VP20, fp8_params. a3ultra/mixtral-8x7b README @19794be3: "step": 26, 27648, 2.7396187782287598, bf16, 256; config
+#     @78012f93 EP8 mbs 2, moe_grouped_gemm false, capacity 1.0 padded. a3ultra/llama-3.1-405b README @1a3020bb:
+#     "step": 16, 34272.0, 92.28738164901733, fp8, 576; config @0e8ade8c TP8 PP9 VP14, num_query_groups 16,
+#     overlap_p2p_comm false.
+#  G2 a4/llama3-1-70b README @0211dc17: "step": 11, 24576.0, 19.954481744766234, fp8, 256 B200; config TP2 PP4 VP20,
+#     ub_tp_comm_overlap true. a4/mixtral-8x7b README @0211dc17: "step": 38, 39936.0, 1.0826486110687257, fp8, 256; EP8
+#     mbs 4, grouped GEMM. a4/llama3-1-405b README @19794be3: "step": 12, 26208.0, 118.18969259262084, fp8, 224;
+#     config @534ed019 TP4 PP14 VP9 CP2, num_query_groups 16, ub_tp_comm_overlap true.
+#  Where README tool examples offer fp8 and bf16 configs the tool example's fp8 is taken (priced as bf16 afterwards
+#  they came out 0.57-0.79: fp8 is the consistent reading).
+
+_S57_M = MODELS_DIR
+_S57_L3_8B = _S57_M + "nemo-llama3-8b-gpt2vocab.config.json"
+_S57_L3_70B = _S57_M + "nemo-llama3-70b-gpt2vocab.config.json"
+_S57_L31_405B = _S57_M + "nemo-llama3.1-405b-kv16-gpt2vocab.config.json"
+_S57_Q25_32B = _S57_M + "nemo-qwen2.5-32b-nobias.config.json"
+_S57_Q25_7B = _S57_M + "nemo-qwen2.5-7b-nobias.config.json"
+_S57_MIX_GPT2 = _S57_M + "nemo-mixtral-8x7b-gpt2vocab.config.json"
+
+
+def _S57_step(summary: list[float]) -> float:
+    """G1 rule: median of entries 10..19 of NeMo's closing train_step_timing list."""
+    return statistics.median(summary[10:20])
+
+
+def _S57_tps(seq: int, gbs: int, step_s: float, n: int) -> float:
+    return round(seq * gbs / step_s / n, 1)
+
+
+def _S57_il(tp, pp, vp, cp=1, tp_overlap=False, mbs=1, **kw):
+    d = dict(tp=tp, pp=pp, cp=cp, zero_stage=1, microbatch_size=mbs, recompute="none", **kw)
+    if tp > 1:
+        d.update(sp=True, tp_overlap=tp_overlap)
+    if pp > 1 and vp and vp > 1:
+        d.update(schedule="interleaved", virtual_stages=vp)
+    return d
+
+
+# ---- G1: full logs, A4 (8 x B200 per VM, 8 x 400 Gb/s RoCE: the b200 preset's 50 GB/s per GPU), NeMo 25.04 (NeMo 1
+# launcher, megatron_gpt / mcore), GPT-2 BPE tokenizer unless override_vocab_size.
+_S57_S = {  # closing "train_step_timing in s: [...]" lists, verbatim
+    "l3_8b": [21.37, 12.82, 9.98, 8.56, 7.71, 4.31, 4.32, 4.32, 4.33, 4.33, 4.33, 4.33, 4.33, 4.33, 4.33, 4.33, 4.33,
+              4.33, 4.33, 4.33],
+    "l3_70b": [44.85, 24.77, 18.06, 14.72, 12.71, 4.68, 4.69, 4.7, 4.7, 4.71, 4.71, 4.71, 4.7, 4.71, 4.71, 4.7, 4.7,
+               4.69, 4.68, 4.68],
+    "q32_16_tp1": [41.74, 33.04, 30.13, 28.68, 27.8, 24.32, 24.33, 24.32, 24.33, 24.34, 24.34, 24.33, 24.34, 24.34,
+                   24.34, 24.34, 24.35, 24.35, 24.35, 24.35],
+    "q32_16_tp2": [52.33, 39.9, 35.75, 33.68, 32.44, 27.46, 27.47, 27.47, 27.47, 27.48, 27.49, 27.49, 27.5, 27.51,
+                   27.51, 27.5, 27.5, 27.5, 27.5, 27.48],
+    "q32_32_tp1": [39.03, 25.68, 21.23, 19.01, 17.68, 12.34, 12.35, 12.35, 12.35, 12.35, 12.35, 12.36, 12.36, 12.35,
+                   12.36, 12.36, 12.36, 12.36, 12.36, 12.36],
+    "q32_32_tp2": [40.98, 27.18, 22.6, 20.29, 18.92, 13.41, 13.41, 13.41, 13.41, 13.42, 13.41, 13.43, 13.43, 13.44,
+                   13.44, 13.45, 13.45, 13.45, 13.45, 13.45],
+    "q32_64_tp1": [25.48, 15.94, 12.77, 11.18, 10.23, 6.42, 6.43, 6.43, 6.43, 6.43, 6.43, 6.43, 6.43, 6.44, 6.43, 6.43,
+                   6.42, 6.42, 6.42, 6.43],
+    "q32_64_tp2": [34.69, 20.67, 16.02, 13.69, 12.29, 6.7, 6.71, 6.71, 6.72, 6.72, 6.73, 6.73, 6.73, 6.73, 6.73, 6.73,
+                   6.73, 6.73, 6.73, 6.73],
+    "q7_8": [47.53, 29.31, 23.25, 20.21, 18.39, 11.1, 11.11, 11.1, 11.1, 11.1, 11.11, 11.11, 11.12, 11.12, 11.12, 11.12,
+             11.11, 11.11, 11.11, 11.12],
+    "q7_16": [44.84, 25.93, 19.63, 16.48, 14.59, 7.04, 7.05, 7.05, 7.05, 7.05, 7.05, 7.05, 7.04, 7.04, 7.05, 7.05, 7.05,
+              7.05, 7.05, 7.05],
+    "q3_16": [22.71, 13.35, 10.2, 8.63, 7.69, 3.93, 3.92, 3.92, 3.92, 3.93, 3.93, 3.93, 3.93, 3.93, 3.93, 3.93, 3.93,
+              3.93, 3.93, 3.93],
+    "q3_32": [20.49, 11.28, 8.19, 6.64, 5.72, 2.03, 2.01, 2.02, 2.02, 2.01, 2.02, 2.02, 2.02, 2.03, 2.03, 2.03, 2.03,
+              2.03, 2.03, 2.02],
+}
+_S57_G1 = "gpu-recipes A4 custom log (NeMo 25.04, B200)"
+_S57_MOE_CF1 = "+moe_capacity_factor=1.0"
+S57_GPU_RECIPES_LOGS = (
+    (f"[B: GPT-2 vocab 50304] {_S57_G1}: Llama 3 8B shape FP8 (fp8_params), DP8 mbs2, seq 8192, GBS 128, 8 GPUs",
+     _S57_L3_8B, "B200", "megatron", "fp8-params", 8, 8192, 128, _S57_il(1, 1, None, mbs=2), _S57_tps(8192, 128, _S57_step(_S57_S["l3_8b"]), 8),
+     None),
+    (f"[B: GPT-2 vocab 50304; CP1 per config, file name says cp2] {_S57_G1}: Llama 3 70B shape FP8 (fp8_params) TP2 PP4 VP5, "
+     f"seq 8192, GBS 128, 64 GPUs", _S57_L3_70B, "B200", "megatron", "fp8-params", 64, 8192, 128,
+     _S57_il(2, 4, 5, tp_overlap=True), _S57_tps(8192, 128, _S57_step(_S57_S["l3_70b"]), 64), None),
+    *((f"[B: no qkv bias as NeMo config; {tag}] {_S57_G1}: Qwen2.5-32B shape BF16 TP{tp} PP2 VP{vp} mbs{mbs}, seq 4096, "
+       f"GBS 512, {n} GPUs", _S57_Q25_32B, "B200", "megatron", "bf16-mixed", n, 4096, 512,
+       _S57_il(tp, 2, vp, tp_overlap=tp > 1, mbs=mbs), _S57_tps(4096, 512, _S57_step(_S57_S[key]), n), None)
+      for key, n, tp, vp, mbs, tag in (
+          ("q32_16_tp1", 16, 1, 32, 1, "num_nodes 2 read"),
+          ("q32_16_tp2", 16, 2, 32, 1, "num_nodes 2 read"),
+          ("q32_32_tp1", 32, 1, 32, 1, "4 nodes read; bf16 as its siblings"),
+          ("q32_32_tp2", 32, 2, 4, 2, "num_nodes 4 read"),
+          ("q32_64_tp1", 64, 1, 32, 1, "config from run name; bf16 as its siblings"),
+          ("q32_64_tp2", 64, 2, 8, 2, "num_nodes 8 read"))),
+    *((f"[B: no qkv bias as NeMo config] {_S57_G1}: Qwen2.5-7B shape BF16 DP{n} mbs4, seq 4096, GBS 512, {n} GPUs",
+       _S57_Q25_7B, "B200", "megatron", "bf16-mixed", n, 4096, 512, _S57_il(1, 1, None, mbs=4),
+       _S57_tps(4096, 512, _S57_step(_S57_S[key]), n), None)
+      for key, n in (("q7_8", 8), ("q7_16", 16))),
+    *((f"[B: {tag}] {_S57_G1}: Qwen3-30B-A3B FP8 (fp8_params) EP8 mbs4, token drop CF1 padded, alltoall, seq 4096, "
+       f"GBS 256, {n} GPUs", "qwen3-30b-a3b", "B200", "megatron", "fp8-params" + _S57_MOE_CF1, n, 4096, 256,
+       dict(_S57_il(1, 1, None, mbs=4), ep=8), _S57_tps(4096, 256, _S57_step(_S57_S[key]), n), None)
+      for key, n, tag in (("q3_16", 16, "config read; run name says pp2 ep4, values pp1 ep8"),
+                          ("q3_32", 32, "config from run name, as its 16-GPU sibling"))),
+)
+
+# ---- G2: one DLLogger step each (example entries in recipe READMEs). A3 Mega = gcp-a3-mega cluster file (25 GB/s per
+# GPU, GPUDirect-TCPXO); A3 Ultra = h200 preset (8 x 400 Gb/s RoCE); A4 = b200 preset.
+_S57_G2 = "gpu-recipes README DLLogger example"
+_S57_A3M = "H100-SXM (GCP A3 Mega)"
+S57_GPU_RECIPES_README = (
+    (f"[B: one step; dropout 0.1 in config, priced without] {_S57_G2} A3 Mega (NeMo 24.07): GPT-3 175B FP8 TP4 PP8 VP2, "
+     f"seq 2048, GBS 2048, 256 GPUs", "gpt3-175b", _S57_A3M, "megatron", "fp8-mixed", 256, 2048, 2048,
+     _S57_il(4, 8, 2), _S57_tps(2048, 2048, 25.115550994873047, 256), None),
+    (f"[B: one step; 128 GPUs = README default; GPT-2 vocab] {_S57_G2} A3 Mega (NeMo 24.07): Llama 3 70B FP8 TP4 PP4 VP5 CP2, "
+     f"seq 8192, GBS 1024, 128 GPUs", _S57_L3_70B, _S57_A3M, "megatron", "fp8-mixed", 128, 8192, 1024,
+     _S57_il(4, 4, 5, cp=2), _S57_tps(8192, 1024, 45.81364059448242, 128), None),
+    (f"[B: one step; config = src/frameworks/nemo-configs/llama3.1-70b-256gpus-bf16.yaml; GPT-2 vocab] {_S57_G2} A3 Mega "
+     f"(NeMo 24.07): Llama 3.1 70B BF16 TP4 PP4 VP4 CP2, seq 8192, GBS 2048, 256 GPUs", _S57_L3_70B, _S57_A3M, "megatron",
+     "bf16-mixed", 256, 8192, 2048, _S57_il(4, 4, 4, cp=2), _S57_tps(8192, 2048, 67.82038879394531, 256), None),
+    (f"[B: one step; GPT-2 vocab] {_S57_G2} A3 Ultra (NeMo 24.07): Llama 3.1 70B FP8 (fp8_params) TP2 PP4 VP20, seq 8192, "
+     f"GBS 1024, 256 H200", _S57_L3_70B, "H200", "megatron", "fp8-params", 256, 8192, 1024, _S57_il(2, 4, 20),
+     _S57_tps(8192, 1024, 20.021318435668945, 256), None),
+    (f"[B: one step; GPT-2 vocab; moe_grouped_gemm false] {_S57_G2} A3 Ultra (NeMo 24.07): Mixtral 8x7B BF16 EP8 mbs2, token "
+     f"drop CF1 padded, seq 4096, GBS 1024, 256 H200", _S57_MIX_GPT2, "H200", "megatron", "bf16-mixed" + _S57_MOE_CF1, 256, 4096,
+     1024, dict(_S57_il(1, 1, None, mbs=2), ep=8), _S57_tps(4096, 1024, 2.7396187782287598, 256), None),
+    (f"[B: one step; fp8 per README tool example; 16 KV groups, GPT-2 vocab] {_S57_G2} A3 Ultra (NeMo 24.12): Llama 3.1 405B "
+     f"FP8 TP8 PP9 VP14, seq 8192, GBS 2016, 576 H200", _S57_L31_405B, "H200", "megatron+pp_p2p_overlap=False", "fp8-mixed",
+     576, 8192, 2016, _S57_il(8, 9, 14), _S57_tps(8192, 2016, 92.28738164901733, 576), None),
+    (f"[B: one step; fp8 per README tool example; GPT-2 vocab] {_S57_G2} A4 (NeMo 25.02): Llama 3.1 70B FP8 TP2 PP4 VP20, "
+     f"seq 8192, GBS 2048, 256 B200", _S57_L3_70B, "B200", "megatron", "fp8-mixed", 256, 8192, 2048,
+     _S57_il(2, 4, 20, tp_overlap=True), _S57_tps(8192, 2048, 19.954481744766234, 256), None),
+    (f"[B: one step; fp8 per README tool example; GPT-2 vocab] {_S57_G2} A4 (NeMo 25.02): Mixtral 8x7B FP8 EP8 mbs4, token "
+     f"drop CF1 padded, seq 4096, GBS 1024, 256 B200", _S57_MIX_GPT2, "B200", "megatron", "fp8-mixed" + _S57_MOE_CF1, 256, 4096,
+     1024, dict(_S57_il(1, 1, None, mbs=4), ep=8), _S57_tps(4096, 1024, 1.0826486110687257, 256), None),
+    (f"[B: one step; fp8 per README tool example; 16 KV groups, GPT-2 vocab] {_S57_G2} A4 (NeMo 25.02): Llama 3.1 405B FP8 "
+     f"TP4 PP14 VP9 CP2, seq 8192, GBS 2016, 224 B200", _S57_L31_405B, "B200", "megatron", "fp8-mixed", 224, 8192, 2016,
+     _S57_il(4, 14, 9, cp=2, tp_overlap=True), _S57_tps(8192, 2016, 118.18969259262084, 224), None),
+)
+
+SCOUTED_2026_12BI = S57_GPU_RECIPES_LOGS + S57_GPU_RECIPES_README

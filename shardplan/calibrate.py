@@ -31,7 +31,7 @@ import numpy as np
 from shardplan.cost.memory import hbm_limit
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
-from shardplan.fitting import Parameter, apply
+from shardplan.fitting import Parameter, apply, scaled_isolated
 from shardplan.inputs import build_inputs
 from shardplan.records import MIN_PEAK_BYTES, RunRecord
 from shardplan.specs.framework import FrameworkProfile
@@ -879,6 +879,12 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
         if p.target == "hardware" and p.field not in cal.held:
             doc[p.field] = written(v)
             sources[p.field] = note
+            iso = scaled_isolated(hw, v) if p.field == "matmul_efficiency" else None
+            if iso is not None:  # the isolated-GEMM ceiling moves with the fitted rate (fitting.apply)
+                doc["isolated_matmul_efficiency"] = written(iso)
+                sources["isolated_matmul_efficiency"] = (f"the base's {hw.isolated_matmul_efficiency:g} x the fitted / "
+                                                         f"base matmul_efficiency ({written(v):g} / "
+                                                         f"{hw.matmul_efficiency:g}); " + note)
     if cal.precisions:  # which precision policy the fitted constants hold for (estimate notes another one)
         sources[FITTED_PRECISION_SOURCE] = ", ".join(f"{k} ({v} record{'s' if v != 1 else ''})"
                                                      for k, v in sorted(cal.precisions.items()))

@@ -77,9 +77,10 @@ def tight_fit_text(e: Estimate) -> str:
         return ""
     gib = fmt_gib(headroom(e))
     if has_peak_band(e):
-        return (f"its peak band reaches {fmt_gib(e.memory.peak_high)} of {fmt_gib(e.hbm_fit_limit)} usable "
-                f"({gib} headroom on the central figure)")
-    return (f"{gib} headroom is under {TIGHT_HEADROOM_SHARE:.1%} of the usable {fmt_gib(e.hbm_fit_limit)}, the planner's "
+        return (f"its peak band reaches {fmt_gib(e.memory.peak_high)} of "
+                f"{fit_limit_text(e.hardware.hbm_bytes, e.training.framework)} ({gib} headroom on the central figure)")
+    return (f"{gib} headroom is under {TIGHT_HEADROOM_SHARE:.1%} of the usable "
+            f"{fit_limit_text(e.hardware.hbm_bytes, e.training.framework)}, the planner's "
             "median peak-memory error on measured runs")
 
 

@@ -65,11 +65,29 @@ class Parameter:
         return min(max(float(v), self.lower), self.upper)
 
 
+def scaled_isolated(hw: HardwareSpec, matmul_efficiency: float) -> float | None:
+    """``HardwareSpec.isolated_matmul_efficiency`` scaled with a fitted ``matmul_efficiency``: ``isolated x fitted /
+    base``, at most 1 (None when ``hw`` has none). A fit moves the cluster's GEMM rate, and the isolated GEMM of
+    the same chips moves with it: an eager profile's rate is ``min(gpu_matmul_scale x matmul_efficiency,
+    isolated)`` (:func:`shardplan.cost.compute.gemm_device`), flat in ``matmul_efficiency`` above ``isolated /
+    gpu_matmul_scale`` (torchtitan on an H100: 0.73 / 1.32 = 0.553 < the preset's 0.59), so with the ceiling held a
+    torchtitan fit could not move it (new-user pass 57: 30 % slower records left it at 0.59)."""
+    iso = hw.isolated_matmul_efficiency
+    if iso is None or hw.matmul_efficiency <= 0:
+        return None
+    return min(1.0, iso * matmul_efficiency / hw.matmul_efficiency)
+
+
 def apply(params: Sequence[Parameter], values: Sequence[float], hw: HardwareSpec,
           profile: FrameworkProfile) -> tuple[HardwareSpec, FrameworkProfile]:
-    """``hw`` and ``profile`` with the fitted fields replaced by ``values``."""
+    """``hw`` and ``profile`` with the fitted fields replaced by ``values``; a fitted ``matmul_efficiency`` scales
+    the isolated-GEMM ceiling with it (:func:`scaled_isolated`)."""
     fw = {p.field: float(v) for p, v in zip(params, values) if p.target == "framework"}
     hv = {p.field: float(v) for p, v in zip(params, values) if p.target == "hardware"}
+    if "matmul_efficiency" in hv and "isolated_matmul_efficiency" not in hv:
+        iso = scaled_isolated(hw, hv["matmul_efficiency"])
+        if iso is not None:
+            hv["isolated_matmul_efficiency"] = iso
     return hw.model_copy(update=hv), profile.model_copy(update=fw)
 
 

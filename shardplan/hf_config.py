@@ -317,9 +317,18 @@ def _gemma(cfg: Cfg) -> Cfg:
 
 
 def _gemma2(cfg: Cfg) -> Cfg:
-    # Gemma2DecoderLayer: input, post_attention, pre_feedforward, post_feedforward norms
+    # Gemma2DecoderLayer: input, post_attention, pre_feedforward, post_feedforward norms; Gemma2Attention /
+    # Gemma2ForCausalLM cap the attention scores and the final logits (attn_logit_softcapping,
+    # final_logit_softcapping; None or absent: none)
     return {**_llama_like(_without_bias_keys(cfg, ("mlp_bias",)), tied=True), "norms_per_layer": 4,
-            **window_pattern(cfg, 2)}
+            **window_pattern(cfg, 2), **softcaps(cfg)}
+
+
+def softcaps(cfg: Cfg) -> Cfg:
+    """The ModelSpec softcap fields of a config's ``attn_logit_softcapping`` / ``final_logit_softcapping`` (Gemma 2;
+    Gemma 3 sets them None), only those given and not None."""
+    keys = {"attn_logit_softcapping": "attention_softcap", "final_logit_softcapping": "final_logit_softcap"}
+    return {field: cfg[key] for key, field in keys.items() if cfg.get(key) is not None}
 
 
 def _gemma3(cfg: Cfg) -> Cfg:

@@ -146,7 +146,7 @@ def test_headline_equals_estimate_json(est):
     band = estimate_json(est)["throughput_band"]  # the held-out band, as estimate --json gives it
     assert h.pop("band", None) == (f"{band['tokens_per_s_low']:.0f}-{band['tokens_per_s_high']:.0f}" if band else None)
     assert h == {"step": d["time_s"]["step"], "tokens": d["tokens_per_s"], "mfu": d["mfu"], "hfu": d["hfu"],
-                 "memory": d["memory_bytes"]["total"], "fits": d["fits"], "bound": d["bound"]}
+                 "memory": d["memory_bytes"]["total"], "fits": d["fits"], "bound": d["bound_by"]}
 
 
 # ---- report ------------------------------------------------------------------------------------

@@ -679,6 +679,25 @@ def attention_kernel_note(e) -> str | None:
             "attention_kernel: fa2 (e.g. --framework pytorch-fsdp) prices FlashAttention-2")
 
 
+def softcap_note(e) -> str | None:
+    """A sentence when the model caps its attention scores (``ModelSpec.attention_softcap``, Gemma 2) and the price
+    is a flash kernel's: only kernels with a softcap run it fused (FlashAttention >= 2.6.0 ``softcap``, FlexAttention
+    ``score_mod``); PyTorch's SDPA kernels have none, and transformers' Gemma 2 falls back to eager attention, which
+    materialises the scores (``--attention naive`` prices that). New-user pass 57: the price moved 2.5x between the two
+    and nothing said which one it was."""
+    cap = e.model.attention_softcap
+    if cap is None or e.training.attention != "flash":
+        return None
+    naive = e.training.model_copy(update={"attention": "naive"})
+    from shardplan.cost.step import estimate as estimate_
+    alt = estimate_(e.model, e.hardware, naive, e.parallel, e.layout.n_devices)
+    n = e.layout.n_devices
+    return (f"{e.model.name} caps its attention scores (softcap {cap:g}): priced with a flash kernel that applies it "
+            f"(FlashAttention >= 2.6 softcap, FlexAttention); PyTorch SDPA has no softcap and transformers then runs "
+            f"eager attention, which keeps the scores: --attention naive prices that ({alt.tokens_per_s / n:,.0f} "
+            f"tokens/s per device, {alt.memory.total / 2**30:,.1f} GiB{'' if alt.fits else ', does not fit'})")
+
+
 def _mib(x: float) -> str:
     """Bytes as MiB for a note: ``64 MiB``, ``0.5 MiB``, ``1,000 B`` below a tenth of a MiB."""
     return f"{x:,.0f} B" if x < 0.1 * 2**20 else f"{x / 2**20:,.4g} MiB"
@@ -1296,7 +1315,7 @@ def estimate_notes(e) -> list[str]:
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
     notes = (model_note(e.model, e.training.seq_len), optimism_note(e), routing_note(e), tp_overlap_note(e),
              unreleased_schedule_note(e.training.framework, scheduled),
-             attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
+             attention_kernel_note(e), softcap_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
              allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
              bf16_optimizer_note(e),
              partial_node_note(e), serialized_gather_note(e), straddle_note(e), selective_recompute_note(e),

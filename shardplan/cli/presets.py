@@ -17,13 +17,26 @@ def models(json_out: JsonOpt = False) -> None:
         return
     t = Table(title="model presets")
     # mlp: ModelSpec.mlp, gated (three matrices: SwiGLU, GeGLU) or not (two: GeLU, squared ReLU), what the cost reads
-    for c in ("name", "params", "layers", "d_model", "heads", "kv", "ffn", "vocab", "mlp", "experts", "source"):
+    # window: local attention (ModelSpec.sliding_window; 'chunk' for chunked attention) on how many of the layers
+    # (new-user pass 57: mistral-7b and mistral-7b-v0.1 showed the same row, one with v0.1's 4096 window)
+    for c in ("name", "params", "layers", "d_model", "heads", "kv", "ffn", "vocab", "mlp", "experts", "window",
+              "source"):
         t.add_column(c, justify="right" if c not in ("name", "mlp", "source") else "left")
     for k, m in MODELS.items():
         t.add_row(k, f"{m.n_params:,}", str(m.n_layers), str(m.d_model), str(m.n_heads), str(m.kv_heads),
                   str(m.ffn_dim), str(m.vocab_size), "gated" if m.mlp == "swiglu" else "2-matrix",
-                  f"{m.n_experts}/top{m.top_k}" if m.is_moe else "-", m.source)
+                  f"{m.n_experts}/top{m.top_k}" if m.is_moe else "-", _window(m), m.source)
     console.print(t)
+
+
+def _window(m) -> str:
+    """The ``models`` table's window cell: '-' without local attention, else the window (or chunk) in tokens and,
+    when not every layer is local, on how many layers (``ModelSpec.n_sliding_layers``)."""
+    if m.sliding_window is None:
+        return "-"
+    kind = "chunk " if m.local_attention == "chunked" else ""
+    share = "" if m.n_sliding_layers == m.n_layers else f" ({m.n_sliding_layers}/{m.n_layers})"
+    return f"{kind}{m.sliding_window}{share}"
 
 
 @app.command()

@@ -124,7 +124,10 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = Non
         from shardplan.web import report as rep
         step("writing the charts")
         if fmt == "html":
-            written = [rep.write_html(e, output, ranked, estimate_notes(e))]
+            # a negative result's reasons lead the notes (new-user pass 57: the report of a layout that does not fit
+            # lacked the "it fits with --recompute selective" line the terminal prints)
+            from shardplan.cli.estimate import negative_reasons
+            written = [rep.write_html(e, output, ranked, negative_reasons(e) + estimate_notes(e))]
         else:
             written = list(rep.write_png(e, output.with_suffix("") if output.suffix else output, ranked))
     for path in written:

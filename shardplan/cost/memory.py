@@ -449,6 +449,9 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
       larger, max(beta + 8, 12) = 12 B in bf16; measured on one H100 (docs/device.md, transformers
       Llama with full recompute, where the loss sets the peak): 12.07 B per logit element.
 
+    With final logit softcapping (``ModelSpec.final_logit_softcap``, Gemma 2) the eager count gains beta: the
+    model's ``tanh`` keeps its output for the backward beside the capped logits (a fused loss caps inside its kernel).
+
     ``FrameworkProfile.logit_bytes`` replaces this count when the profile gives it (nanotron: the
     model returns fp32 logits, so only that input and the saved softmax live: 4 + 4 B). With
     ``FrameworkProfile.loss_chunks`` = c one chunk of the tokens has logits at a time: the count / c
@@ -456,7 +459,10 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
     """
     beta = training.precision.activation_bytes
     fw = training.framework
-    counts = {"eager": max(beta + 8, 12.0), "fused": beta + 4, "in_place": beta}
+    # final logit softcapping (Gemma 2): eager code runs logits / c, tanh, * c in the model dtype; tanh keeps its output
+    # for the backward, beta more at either peak (transformers Gemma2ForCausalLM.forward)
+    cap = beta if model.final_logit_softcap is not None else 0.0
+    counts = {"eager": max(beta + 8, 12.0) + cap, "fused": beta + 4, "in_place": beta}
     per_element = fw.logit_bytes if fw.logit_bytes is not None else counts[fw.loss]
     return per_element * layout.vocab_per_rank(model.vocab_size) / fw.loss_chunks
 

@@ -170,6 +170,12 @@ class Estimate:
         return self.fits and self.failure is None
 
     @property
+    def bound_by(self) -> str:
+        """What limits the layout: 'memory' when it does not fit in HBM (it does not run at all), else :attr:`bound`,
+        the step's largest part (README "bound by")."""
+        return self.bound if self.fits else "memory"
+
+    @property
     def mfu_of_bf16_peak(self) -> float:
         """MFU against the device's dense bf16 peak (``mfu`` is against the peak of the precision's compute
         dtype: an NVFP4 run's 10% of the fp4 peak is 40% of a 4x lower bf16 peak), so runs in different
@@ -220,7 +226,9 @@ class Estimate:
             "mfu": self.mfu, "hfu": self.hfu, "mfu_of_bf16_peak": self.mfu_of_bf16_peak,
             "tokens_per_s": self.tokens_per_s,
             "tokens_per_s_per_device": self.tokens_per_s / self.layout.n_devices,
-            "bound": self.bound, "thresholds": self.thresholds, "roofline": self.roofline,
+            # bound: the step's largest part were it to run; bound_by: "memory" when the layout does not fit (the
+            # "bound by" row of estimate, the report; new-user pass 57 read "compute" beside "fits": false)
+            "bound": self.bound, "bound_by": self.bound_by, "thresholds": self.thresholds, "roofline": self.roofline,
         }
 
 

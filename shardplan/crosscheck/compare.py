@@ -321,7 +321,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
     logical = logical_collectives(hlo, hlo_text, mesh_shape)
     deltas = runtime_deltas(model, training, layout, est.collectives, local_axes, cp_attention)
     rows = collective_rows(est.collectives, deltas, logical, hlo)
-    mem_rows = _memory_rows(est, model, training, layout, memory, batch_bytes, local_axes)
+    mem_rows = _memory_rows(est, model, training, layout, memory, batch_bytes, local_axes, cp_attention)
     notes = list(BACKEND_NOTES)
     unknown = [c.name for c in hlo if not c.trip_count_known]
     if unknown:
@@ -340,7 +340,8 @@ def _delta_note(planner: float, per_rule: dict[str, dict[str, float]], keys: tup
 
 
 def _memory_rows(est: Any, model: ModelSpec, training: TrainingSpec, layout: Layout, memory: dict[str, int],
-                 batch_bytes: float | None, local_axes: tuple[str, ...] = ()) -> list[MemoryRow]:
+                 batch_bytes: float | None, local_axes: tuple[str, ...] = (), cp_attention: str = "ring"
+                 ) -> list[MemoryRow]:
     """Memory rows (bytes per device): persistent state vs compiled arguments, transient vs compiled
     temp, each with the deltas of :func:`~shardplan.crosscheck.deltas.memory_deltas` (the pipeline's
     replicated embedding/head and tick residuals, ZeRO-2's whole local gradient); none when the
@@ -352,7 +353,7 @@ def _memory_rows(est: Any, model: ModelSpec, training: TrainingSpec, layout: Lay
     if batch_bytes is None:
         local_seqs = training.global_batch_size // p.dp
         batch_bytes = 4.0 * local_seqs * (training.seq_len + 1)
-    per_rule = memory_deltas(model, training, layout, mb, local_axes)
+    per_rule = memory_deltas(model, training, layout, mb, local_axes, cp_attention)
     dm = {k: sum(d.get(k, 0.0) for d in per_rule.values()) for k in ("state", "grads", "activations", "logits")}
     state_note = _delta_note(mb.params + mb.optimizer, per_rule, ("state",))
     state_pred = mb.params + mb.optimizer + dm["state"]

@@ -609,19 +609,94 @@ def replicated_state_and_logits(ctx: PlanContext, mb: Any) -> dict[str, float]:
     return {"state": (mb.params + mb.optimizer) * scale, "grads": mb.grads * scale, "logits": logits - mb.logits}
 
 
+#: Bytes per attention score the runtime's naive attention keeps for the backward, whatever its compute dtype:
+#: the fp32 exponentials and the fp32 probabilities of ``jax.nn.softmax`` (scores are cast to fp32 before it,
+#: :meth:`shardplan.jax.model.Attention._gathered_core`). Measured: compiled temp of the gradient of 1-3 stacked
+#: attention cores (4 heads, s = 256 and 512, XLA:CPU) grows by 8.1-8.3 B per score and layer in fp32 and bf16.
+RUNTIME_SCORE_BYTES = 8.0
+
+#: Bytes per score of one K/V block alive while the runtime's cp ring (:mod:`shardplan.jax.ring`) runs a block's
+#: backward: the recomputed scores and probabilities, their gradients and the masked copies, fp32. Measured: the
+#: compiled temp of tiny-llama at cp = 2 and 4, seq 256-2,048, grows by 28.3 bytes (fp32) and 30.3 (bf16) per
+#: score of one block (a (s / cp)^2 per sequence and microbatch), whatever the layer count.
+RING_BLOCK_SCORE_BYTES = 28.0
+
+
+def runtime_score_extra_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """Bytes per local token and layer the runtime's naive attention keeps beyond the planner's scores:
+    ``(8 s - n_score s_k) a / t`` with ``8`` = :data:`RUNTIME_SCORE_BYTES`, ``n_score`` =
+    :func:`shardplan.cost.memory.naive_score_bytes`, ``s_k`` = :func:`shardplan.cost.memory.scored_keys` (the
+    runtime masks a sliding window inside the full ``s x s`` scores), ``a`` = n_heads, ``t`` = tp; 0 with
+    flash attention (the runtime always runs the naive core; validation prices it naive,
+    :func:`shardplan.crosscheck.compare.runtime_training`)."""
+    from shardplan.cost.memory import naive_score_bytes, scored_keys
+
+    if training.attention != "naive":
+        return 0.0
+    s = float(training.seq_len)
+    kept = RUNTIME_SCORE_BYTES * s - naive_score_bytes(training) * scored_keys(model, training.seq_len)
+    return kept * model.n_heads / layout.parallel.tp
+
+
+def runtime_activation_bytes_per_token(ctx: "PlanContext") -> float:
+    """:func:`shardplan.cost.memory.activation_bytes_per_token` of the plan plus
+    :func:`runtime_score_extra_per_token`: what one layer of the runtime keeps per local token."""
+    from shardplan.cost.memory import activation_bytes_per_token
+
+    return (activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
+            + runtime_score_extra_per_token(ctx.model, ctx.training, ctx.layout))
+
+
+@memory_rule("jax-softmax-residuals", "naive attention (the runtime's), every layout",
+             "activations `+ S (8 s / (n s_k) - 1)` (pp = 1; the cp ring: `- S`) `+ (4 + beta) a s u / t` "
+             "(the cp ring: `+ 28 a (s / cp) u / t`)")
+def jax_softmax_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
+    """The runtime's attention core keeps two fp32 tensors per score for its backward (``jax.nn.softmax``'s
+    exponentials and probabilities: 8 bytes) where Megatron-LM's fused softmax keeps its output, the
+    planner's ``n`` bytes per score (Korthikanti et al. 2022 Sec. 4.1); and while one layer's attention
+    backward runs, the gradient of the probabilities (compute dtype) and the fp32 gradient of the
+    scores are alive beside them, ``(4 + beta)`` bytes per score of one layer and microbatch. The cp ring
+    (:mod:`shardplan.jax.ring`, ``pp = 1``) is a flash-style ``custom_vjp``: it keeps the log-sum-exp, not the
+    scores, and its backward holds one K/V block's scores at a time, :data:`RING_BLOCK_SCORE_BYTES` per score.
+
+    ``S``: the planner's stored score bytes, from its activations with naive and with flash attention
+    (:func:`shardplan.cost.memory.stage_activation_bytes`; under pp the ``*-residuals`` / ``*-inputs`` rules
+    count the runtime's 8 bytes themselves, :func:`runtime_activation_bytes_per_token`); ``a`` = n_heads,
+    ``s`` = seq_len (keys), ``u`` =
+    local tokens per microbatch (queries), ``s_k`` = :func:`shardplan.cost.memory.scored_keys`. Measured on
+    XLA:CPU (:data:`RUNTIME_SCORE_BYTES`): the transient is 7.6-8.3 bytes per score in fp32, 6.4-7.1 in bf16.
+    """
+    from shardplan.cost.memory import naive_score_bytes, scored_keys, stage_activation_bytes
+
+    tr, p = ctx.training, ctx.p
+    if tr.attention != "naive":
+        return {}
+    ring = p.cp > 1 and p.pp == 1 and ctx.cp_attention == "ring"
+    s = float(tr.seq_len)
+    per_score = RING_BLOCK_SCORE_BYTES if ring else 4.0 + ctx.beta
+    act = per_score * ctx.model.n_heads / p.tp * (s / p.cp if ring else s) * ctx.u
+    if p.pp == 1:
+        flash = tr.model_copy(update={"attention": "flash"})
+        stage = getattr(mb, "stage", 0)
+        n, s_k = naive_score_bytes(tr), scored_keys(ctx.model, tr.seq_len)
+        diff = (stage_activation_bytes(ctx.model, tr, ctx.layout, stage)
+                - stage_activation_bytes(ctx.model, flash, ctx.layout, stage))
+        saved = max(diff, 0.0) * n * s_k / (n * s_k - 4.0)  # the flash count keeps 4 a / t (log-sum-exp) per token
+        act += -saved if ring else saved * (RUNTIME_SCORE_BYTES * s / (n * s_k) - 1.0)
+    return {"activations": act}
+
+
 @memory_rule("gpipe-tick-residuals", "pp > 1, GPipe (schedule='gpipe'), no recompute",
              "activations `a_tok L_max u k + beta u h m / sigma` instead of the planner's in-flight microbatches")
 def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """The scan keeps the residuals of all `k` ticks (temp memory), plus the embedding output of
     the whole local batch, instead of the planner's schedule-dependent in-flight microbatches.
 
-    ``a_tok``: :func:`shardplan.cost.memory.activation_bytes_per_token`.
+    ``a_tok``: :func:`runtime_activation_bytes_per_token` (the planner's layer bytes and the runtime's 8-byte scores).
     """
-    from shardplan.cost.memory import activation_bytes_per_token
-
     if not ctx.gpipe or ctx.p.recompute != "none":
         return {}
-    a_tok = activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
+    a_tok = runtime_activation_bytes_per_token(ctx)
     act = a_tok * ctx.L * ctx.u * ctx.ticks + ctx.beta * ctx.u * ctx.model.d_model * ctx.m / ctx.sigma
     return {"activations": act - mb.activations}
 
@@ -638,17 +713,15 @@ def one_f_one_b_stage_inputs(ctx: PlanContext, mb: Any) -> dict[str, float]:
     stage 0's table). The backward's stage and head gradient (fp32) sits beside the fp32 accumulators
     until it is added.
 
-    ``a_tok``: :func:`shardplan.cost.memory.activation_bytes_per_token`; ``L`` the slots run in one
+    ``a_tok``: :func:`runtime_activation_bytes_per_token`; ``L`` the slots run in one
     backward (:func:`runtime_slots`, ``/ v`` interleaved); ``R_g`` the runtime's per-device block and
     head parameters (:func:`runtime_stage_params`, head = ``V h / t`` + final norm) x 4 bytes.
     """
-    from shardplan.cost.memory import activation_bytes_per_token
-
     p = ctx.p
     if ctx.executed in (None, "gpipe") or p.recompute != "none":
         return {}
     h, u, sig = ctx.model.d_model, ctx.u, ctx.sigma
-    a_tok = activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
+    a_tok = runtime_activation_bytes_per_token(ctx)
     if ctx.executed == "interleaved":
         tbl = interleaved_table(p.pp, ctx.m, p.virtual_stages)
         rows, layers = tbl.rows_in + tbl.rows_cot, ctx.L / p.virtual_stages
@@ -714,7 +787,7 @@ def bf16_working_copies(ctx: PlanContext, mb: Any) -> dict[str, float]:
 
 
 def memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: Any,
-                  local_axes: Sequence[str] = ()) -> dict[str, dict[str, float]]:
+                  local_axes: Sequence[str] = (), cp_attention: str = "ring") -> dict[str, dict[str, float]]:
     """Per-device memory deltas (bytes) of the runtime vs the planner's stage ``mb.stage``, per
     rule of :data:`MEMORY_RULES` that applies: ``{rule: {component: bytes}}`` (components
     ``state``, ``grads``, ``activations``, ``logits``).
@@ -724,7 +797,7 @@ def memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: 
         mb: the planner's :class:`~shardplan.cost.memory.MemoryBreakdown` (``Estimate.memory``).
         local_axes: ``Trainer.local_axes`` of the compiled step (see :class:`PlanContext`).
     """
-    ctx = PlanContext(model, training, layout, local_axes=tuple(local_axes))
+    ctx = PlanContext(model, training, layout, local_axes=tuple(local_axes), cp_attention=cp_attention)
     out: dict[str, dict[str, float]] = {}
     for r in MEMORY_RULES:
         d = r.fn(ctx, mb)
@@ -775,7 +848,7 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     all-gathered in the pipeline, GPipe rules stated for cp = 1); sequence parallelism with pp > 1
     (tp collectives on every GPipe tick in patterns no rule models);
     ZeRO-3 with pp > 1 (weights gathered on every GPipe tick); sequence
-    parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
+    parallelism, cp or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
     fp32 gradient shards but reduces the replicated leaves in bf16, a dtype mix no rule models
     (and XLA:CPU gathers bf16 sequence shards in patterns stated for fp32 only); ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
     ``pp = 1`` under the GSPMD accumulation (``local_axes == ()``: ``grad_sync='per_microbatch'``
@@ -813,7 +886,7 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
 
 def static_not_covered(layout: Layout, training: TrainingSpec | None = None) -> str | None:
     """The reasons of :func:`not_covered` that the plan alone decides (cp, sequence parallelism or ZeRO-3 with
-    pp > 1; sequence parallelism or ZeRO with bf16 compute), known before anything is compiled; None otherwise."""
+    pp > 1; sequence parallelism, cp or ZeRO with bf16 compute), known before anything is compiled; None otherwise."""
     p = layout.parallel
     if p.pp > 1 and p.cp > 1:
         return ("cp > 1 with pp > 1: inside the pipeline the runtime all-gathers K/V (the ring attention does "
@@ -836,6 +909,10 @@ def static_not_covered(layout: Layout, training: TrainingSpec | None = None) -> 
         return ("sequence parallelism with bf16 compute: XLA:CPU gathers and reduce-scatters the bf16 sequence "
                 "shards in patterns the rules model for fp32 only (tiny-llama: twice the planner's all-gather "
                 "bytes); validate it with --compute-dtype fp32")
+    if narrow and p.cp > 1:
+        return ("cp > 1 with bf16 compute: XLA:CPU sends the bf16 ring's K/V blocks in fp32 (twice the planner's "
+                "SendRecv bytes) and all-reduces gradients over cp beside the dp x cp reduction (tiny-llama cp 2, seq "
+                "1024: 832 KiB over cp no rule models); validate it with --compute-dtype fp32")
     if narrow and p.zero_stage > 0:
         return (f"ZeRO-{p.zero_stage} with bf16 compute: the runtime reduce-scatters fp32 gradient shards, reduces "
                 f"the replicated leaves in bf16, a dtype mix no runtime rule "

@@ -23,7 +23,7 @@ import json
 import math
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -370,6 +370,33 @@ def read_meta(text: str) -> dict[str, Any]:
         return json.loads(m.group(1).replace('\\"', '"'))
     except json.JSONDecodeError:
         return {}
+
+
+def model_features(model: Any) -> list[str]:
+    """The architecture features of ``model`` (a ModelSpec) a framework's model code must implement beyond a plain
+    Llama block (pre-norm RMSNorm, SwiGLU, grouped-query RoPE attention, no biases), as short names: 'MoE', 'MLA',
+    'QK-norm', 'qkv bias', 'linear biases', 'LayerNorm', 'a 2-matrix MLP', 'sandwich norms', 'sliding-window
+    attention', 'chunked attention', 'logit softcapping', 'learned positions', 'ALiBi'."""
+    checks = [(model.is_moe, "MoE"), (model.is_mla, "MLA"), (model.qk_norm != "none", "QK-norm"),
+              (model.qkv_bias and not model.linear_bias, "qkv bias"), (model.linear_bias, "linear biases"),
+              (model.norm == "layernorm", "LayerNorm"), (model.mlp != "swiglu", "a 2-matrix MLP"),
+              (model.norms_per_layer > 2, "sandwich norms"),
+              (model.sliding_window is not None and model.local_attention == "sliding", "sliding-window attention"),
+              (model.sliding_window is not None and model.local_attention == "chunked", "chunked attention"),
+              (model.attention_softcap is not None or model.final_logit_softcap is not None, "logit softcapping"),
+              (model.position == "learned", "learned positions"), (model.position == "alibi", "ALiBi")]
+    return [name for cond, name in checks if cond]
+
+
+def model_support_line(model: Any, framework: str, supported: Sequence[str], models: str) -> str | None:
+    """A header line when ``model`` has features (:func:`model_features`) none of ``framework``'s shipped models
+    implements (``supported``; ``models`` names them with the commit read): the file carries the layout, the model
+    code is the user's. New-user pass 57: Gemma 2 written for torchtitan and nanotron without a word."""
+    missing = [f for f in model_features(model) if f not in supported]
+    if not missing:
+        return None
+    return (f"note: {framework} ships no model with {', '.join(missing)} ({models}): this file carries the layout; "
+            f"{model.name}'s model code is yours to bring")
 
 
 def comment_block(ctx: ExportContext, exporter: Exporter, extra: list[str] | None = None) -> str:

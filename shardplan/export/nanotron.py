@@ -39,7 +39,7 @@ import yaml
 
 from shardplan.errors import ConfigError, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, flag,
-                                   parallel_from, refuse_first, section, whole)
+                                   model_support_line, parallel_from, refuse_first, section, whole)
 from shardplan.limits import MAX_SEQ_LEN
 from shardplan.parallel import cost_greedy_split
 
@@ -99,7 +99,18 @@ def write(ctx: ExportContext) -> str:
     Raises:
         ConfigError: see the module docstring.
     """
-    return comment_block(ctx, EXPORTER) + yaml.safe_dump(nanotron_config(ctx), sort_keys=False)
+    extra = ["note: these blocks merge into a full nanotron config (general, model, tokenizer, the optimizer's "
+             "learning_rate_scheduler and optimizer_factory, tokens.train_steps, data_stages...): nanotron reads "
+             "configs with dacite strict, so run_train.py on this file alone fails"]
+    support = model_support_line(ctx.estimate.model, "nanotron", NANOTRON_FEATURES, NANOTRON_MODELS)
+    return comment_block(ctx, EXPORTER, extra + ([support] if support else [])) + yaml.safe_dump(
+        nanotron_config(ctx), sort_keys=False)
+
+
+#: what nanotron's shipped models implement beyond a Llama block (base.model_features names): Qwen2's qkv bias and
+#: its MoE variant
+NANOTRON_FEATURES = ("MoE", "qkv bias")
+NANOTRON_MODELS = "nanotron src/nanotron/models: llama, qwen @19f88fb"
 
 
 def _whole(block: dict, key: str, default: int | None, least: int = 1) -> int:

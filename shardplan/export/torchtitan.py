@@ -31,8 +31,8 @@ import tomllib
 
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   even_layers_per_virtual_stage, flag, parallel_from, read_meta, refuse_first,
-                                   section, whole)
+                                   even_layers_per_virtual_stage, flag, model_support_line, parallel_from, read_meta,
+                                   refuse_first, section, whole)
 from shardplan.limits import MAX_SEQ_LEN
 
 SOURCE = ("torchtitan torchtitan/config/job_config.py (2025, commit 000204a; pipeline_parallel_first/last_stage_less_layers "
@@ -226,9 +226,22 @@ def write(ctx: ExportContext) -> str:
         ConfigError: as :func:`job_config`.
     """
     import tomli_w
-    moe_fp8_pp = ctx.training.precision.name == "fp8-mixed" and ctx.estimate.model.is_moe and ctx.p.pp > 1
-    return (comment_block(ctx, EXPORTER, [f"note: {MOE_FP8_PIPELINE_NOTE}"] if moe_fp8_pp else None)
-            + tomli_w.dumps(job_config(ctx)))
+    model = ctx.estimate.model
+    moe_fp8_pp = ctx.training.precision.name == "fp8-mixed" and model.is_moe and ctx.p.pp > 1
+    extra = [f"note: {MOE_FP8_PIPELINE_NOTE}"] if moe_fp8_pp else []
+    support = model_support_line(model, "torchtitan", TITAN_FEATURES, TITAN_MODELS)
+    if support:
+        extra.append(support)
+    elif titan_flavor(model) is None:
+        extra.append(f"note: no [model] section: {model.name} has the shape of no torchtitan flavor shardplan knows; "
+                     "add its name and flavor (or your own model's)")
+    return comment_block(ctx, EXPORTER, extra) + tomli_w.dumps(job_config(ctx))
+
+
+#: what torchtitan's shipped models implement beyond a Llama block (base.model_features names): MoE, MLA (deepseek_v3),
+#: QK-norm (qwen3), chunked attention (llama4's iRoPE)
+TITAN_FEATURES = ("MoE", "MLA", "QK-norm", "chunked attention")
+TITAN_MODELS = "torchtitan/models: llama3, llama4, qwen3, deepseek_v3 @000204a"
 
 
 def read(text: str, devices: int | None = None) -> Imported:
@@ -507,9 +520,12 @@ def _bool_key(section: dict, key: str, where: str) -> bool | None:
 
 
 #: torchtitan [model] name / flavor -> the preset of that shape (torchtitan models/llama3/__init__.py llama3_configs:
-#: 8B, 70B, 405B are Llama 3.1's shapes; models/deepseek_v3/__init__.py 671B; models/qwen3/__init__.py)
+#: 8B, 70B, 405B are Llama 3.1's shapes; models/deepseek_v3/__init__.py 671B, and 16B: DeepSeek-V2-Lite's shape, 27
+#: layers, dim 2048, 64 experts top-6 with 2 shared, kv_lora_rank 512, train_configs/deepseek_v3_16b.toml;
+#: models/qwen3/__init__.py)
 TITAN_FLAVORS = {("llama3", "8B"): "llama-3.1-8b", ("llama3", "70B"): "llama-3-70b", ("llama3", "405B"): "llama-3.1-405b",
-                 ("deepseek_v3", "671B"): "deepseek-v3", ("qwen3", "8B"): "qwen3-8b", ("qwen3", "30B-A3B"): "qwen3-30b-a3b",
+                 ("deepseek_v3", "671B"): "deepseek-v3", ("deepseek_v3", "16B"): "deepseek-v2-lite",
+                 ("qwen3", "8B"): "qwen3-8b", ("qwen3", "30B-A3B"): "qwen3-30b-a3b",
                  ("qwen3", "235B-A22B"): "qwen3-235b-a22b"}
 
 

@@ -72,12 +72,14 @@ _FAMILY_PRESETS = [
     _hf("gemma-7b", "google/gemma-7b", _llama_cfg(3072, 24576, 28, 16, 16, 256000, arch="GemmaForCausalLM",
                                                   head_dim=256)),
     _hf("gemma-2-9b", "google/gemma-2-9b", _llama_cfg(3584, 14336, 42, 16, 8, 256000, arch="Gemma2ForCausalLM",
-                                                      head_dim=256, sliding_window=4096)),
+                                                      head_dim=256, sliding_window=4096,
+                                                      attn_logit_softcapping=50.0, final_logit_softcapping=30.0)),
     _hf("gemma-3-1b", "google/gemma-3-1b-pt", _llama_cfg(
         1152, 6912, 26, 4, 1, 262144, arch="Gemma3ForCausalLM", head_dim=256, sliding_window=512,
         sliding_window_pattern=6)),
     _hf("gemma-2-27b", "google/gemma-2-27b", _llama_cfg(4608, 36864, 46, 32, 16, 256000, arch="Gemma2ForCausalLM",
-                                                        head_dim=128, sliding_window=4096, query_pre_attn_scalar=144)),
+                                                        head_dim=128, sliding_window=4096, query_pre_attn_scalar=144,
+                                                        attn_logit_softcapping=50.0, final_logit_softcapping=30.0)),
     # Gemma 3 4B / 12B / 27B: the text_config of the Gemma3ForConditionalGeneration checkpoints (the SigLIP vision
     # tower is not trained by a text pre-training layout and is left out); vocabulary 262208, window 1024, 5 local : 1
     _hf("gemma-3-4b", "google/gemma-3-4b-pt (text_config)", _llama_cfg(
@@ -160,7 +162,8 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
               rope_scaling_factor=32.0, n_layers=16, d_model=2048, n_heads=32, n_kv_heads=8, ffn_dim=8192,
               vocab_size=128256, tied_embeddings=True, source="HF meta-llama/Llama-3.2-1B config.json", **_LLAMA),
     ModelSpec(name="mistral-7b", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_dim=14336,
-              vocab_size=32000, source="HF mistralai/Mistral-7B-v0.1 config.json", **_LLAMA),
+              vocab_size=32000, source="HF mistral-community/Mistral-7B-v0.2 config.json (no sliding window; "
+              "v0.1's 4096: mistral-7b-v0.1)", **_LLAMA),
     ModelSpec(name="mixtral-8x7b", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_dim=14336,
               vocab_size=32000, n_experts=8, top_k=2, source="HF mistralai/Mixtral-8x7B-v0.1 config.json",
               **_LLAMA),

@@ -129,6 +129,15 @@ class ModelSpec(BaseModel):
     clip_qkv: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="clamp every Q, K and V "
                                    "activation to [-c, c] after the projection (DBRX attn_config.clip_qkv); no "
                                    "parameters, no FLOPs counted; None = no clamp")
+    attention_softcap: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="attention logit "
+                                            "softcapping c: scores -> c tanh(scores / c) before the softmax (Gemma 2 "
+                                            "attn_logit_softcapping, Gemma Team 2024 Sec. 2); no FLOPs counted; a "
+                                            "flash kernel needs softcap support (FlashAttention >= 2.6, "
+                                            "FlexAttention), an estimate note says so; None = none")
+    final_logit_softcap: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="final logit "
+                                              "softcapping c on the LM head's output (Gemma 2 final_logit_softcapping):"
+                                              " an eager loss keeps the tanh output for its backward, beta bytes per "
+                                              "vocabulary element more (cost.memory.loss_bytes_per_token); None = none")
     sliding_window: int | None = Field(default=None, gt=0, description="keys a sliding-window layer attends "
                                        "to (tokens); None = full attention everywhere")
     full_attention_interval: int = Field(

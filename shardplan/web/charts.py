@@ -81,7 +81,7 @@ def headline(e: Estimate) -> list[Headline]:
     (:mod:`shardplan.accuracy_band`, when the layout runs), MFU, HFU, memory total (bytes), fits, bound.
 
     The values equal the fields of ``e.to_dict()`` (``time_s.step``, ``tokens_per_s``, ``mfu``,
-    ``hfu``, ``memory_bytes.total``, ``fits``, ``bound``), plus ``failure`` when the layout is
+    ``hfu``, ``memory_bytes.total``, ``fits``, ``bound_by``), plus ``failure`` when the layout is
     predicted to fail for a reason other than memory.
     """
     from shardplan.accuracy_band import band_text, estimate_band
@@ -103,7 +103,8 @@ def headline(e: Estimate) -> list[Headline]:
                  # the fit is total <= the limit (headroom), the runtime's reserve counted in the total
                  f"{fmt_gib(mem)} of {fmt_gib(e.hardware.hbm_bytes)} (headroom {fmt_gib(headroom(e))})"),
         Headline("fits", "fits in HBM", e.fits, "yes" if e.fits else "no"),
-        Headline("bound", "bound by", e.bound, e.bound),
+        # "memory" first for a layout that does not fit, as estimate's "bound by" row (new-user pass 57)
+        Headline("bound", "bound by", e.bound_by, e.bound_by if e.fits else f"{e.bound_by} (were it to run: {e.bound})"),
     ] + ([Headline("failure", "predicted to fail", e.failure, e.failure)] if e.failure else [])
 
 
@@ -120,7 +121,12 @@ def summary_rows(e: Estimate) -> list[tuple[str, str]]:
             ("framework", f"{e.training.framework.label} profile"),
             ("layout", p.short())]
     rows += [(h.label, h.text) for h in headline(e)]
-    rows += [(f"time: {t.label}", fmt_seconds(t.seconds)) for t in time_parts(e) if t.critical and t.seconds > 0]
+    # a collective's critical part is its exposed time (new-user pass 57 read 3.77 ms as an AllGather's whole 158 ms)
+    fixed = ("compute", "bubble", "optimizer", "overhead")
+    rows += [(f"time: {t.label}" + ("" if t.group in fixed else " (exposed)"), fmt_seconds(t.seconds))
+             for t in time_parts(e) if t.critical and t.seconds > 0]
+    # the memory parts as text too (the report had them in a chart only)
+    rows += [(f"memory: {name}", fmt_gib(b)) for name, b in memory_parts(e) if b > 0]
     return rows
 
 
