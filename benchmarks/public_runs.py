@@ -6929,3 +6929,184 @@ S57_GPU_RECIPES_README = (
 )
 
 SCOUTED_2026_12BI = S57_GPU_RECIPES_LOGS + S57_GPU_RECIPES_README
+
+
+# Fifty-seventh scouting pass, second scout (2026-12, Mixture-of-Experts; never fitted on; SCOUTED_2026_12BJ). Names
+# carry _S57B_. Row format as PUBLIC_CHECKS. Model files new in this pass: benchmarks/models/{qwen2-57b-a14b,
+# mixtral-8x22b-g8t8, llama3-8x70b-e8t2, skywork-moe-146b}.config.json.
+#
+# Sources (quotes and arithmetic in rows.md):
+#   F  Liu, Yan et al. (NVIDIA) 2025, "MoE Parallel Folding: Heterogeneous Parallelism Mappings for Efficient
+#      Large-Scale MoE Model Training with Megatron Core", arXiv 2504.14960; stored Markdown transcriptions in the code
+#      index: main text id 62107520083 (also id 62437099677), appendix (Tables 3-5) id 62089996986. Eos DGX H100
+#      (8 x 400 Gb/s IB per node = the h100-sxm preset's 50 GB/s per GPU), PyTorch 2.5.0, CUDA 12.6, BF16, token drop
+#      with capacity factor 1 "for benchmarking", every method implemented in Megatron-Core.
+#   S  Skywork-MoE technical report (Wei et al. 2024, arXiv 2406.06563), Appendix B.3, via a stored transcription (code
+#      index id 62093249470): 1,536 A800, PP12 x TP/EP4 (EDP) x DP32 ZeRO-1, "a throughput of 690 tokens per GPU per
+#      second" at "38% MFU".
+#
+# Selection rules (fixed BEFORE any row was priced; no row dropped afterwards):
+#   F1  Table 3 (GBS 256, seq 4096; the appendix: "the global batch size was fixed at 256, and the sequence length was
+#       fixed at 4096"): every row of method MCore, MCore w/ Folding or TP+EP+DP with a numeric MFU (11 rows). FSDP and
+#       FSDP+EP rows are not taken: ZeRO-3 baselines whose layout columns do not parse into a layout (an "FSDP" row
+#       printing TP 8, and no statement of how FSDP+EP places EP).
+#   F2  Table 4 (strong scaling, GBS 1024 per Sec. 4.3, seq 4096, "All parallel configurations are the same as those
+#       identified in the performance experiments", i.e. Table 3's): for each MCore and MCore-w/-Folding series the
+#       smallest and the largest GPU count printed (8 series, 16 rows), GPU counts as the transcription prints them.
+#   F3  Table 2 (Mixtral 8x22B, 128 H100, FP8 delayed scaling): the two FP8 rows, TFLOP/s as printed, with the Table 3
+#       Mixtral layouts (Table 2's BF16 458.3 / 487.7 TFLOP/s are Table 3's 46.3% / 49.3% x 989.5, so GBS 256).
+#   F4  Table 5 (context scaling, layouts and GBS printed): the Mixtral-8x22B block, smallest and largest GPU count of
+#       each series (4 rows). The Qwen2-57B-A14B block repeats the Mixtral block's cells value for value (a copy in the
+#       paper or the transcription) and is not taken.
+#   S1  The one Skywork-MoE production rate (1 row).
+#
+# Conversion (F): tokens/s/GPU = MFU x 989.5e12 / F(model, s), the paper's peak ("Each GPU achieves a peak
+# half-precision throughput of 989.5 TFLOP/s"; Table 2's TFLOP/s / 989.5 reproduce Table 3's MFU), F = Megatron-LM's
+# num_floating_point_operations of the MCore 0.10-0.11 era (stored copy id 18457118733; no causal halving):
+#   F = 12 L h^2 [ (1 + g/a + s/h) (q/h) + (f_e/h) k 3/2 + (f_s/h) 3/2 + V / (2 L h) ]
+# (f_e the routed expert width, k top-k, f_s the shared-expert width, V the vocabulary, unpadded here: Megatron pads
+# to 128 x TP, +0.1% to +0.6% of F).
+#
+# Assumptions for F (all rows [B]): micro batch 1 and one layer per virtual pipeline stage (VP = L / PP) as the same
+# team's "Reference Best Parallel Mapping" of the Megatron-LM MoE README (Mixtral 8x7B PP4 VP8, 8x22B PP8 VP7, MBS 1);
+# distributed optimizer (ZeRO-1; the paper says so for TP+EP+DP); sequence parallelism and TP communication overlap
+# with TP > 1 (the README's "Enable --tp-comm-overlap when TP>1"); no recompute; alltoall dispatcher; "MCore" rows keep
+# the experts on the attention TP split (etp = tp, EP inside DP: the pre-folding mapping); Folding rows etp = 1 (the
+# Llama3-8x70B Folding row prints no ETP: 1 assumed); Llama3-8x70B top-2 (the paper does not state k); Mixtral-8x22B
+# and G8T8 vocabulary 32768 (the HF config; NVIDIA's own yaml uses 32000).
+
+from shardplan.parallel import balanced_split as _S57B_balanced_split  # noqa: E402
+
+_S57B_QWEN57 = MODELS_DIR + "qwen2-57b-a14b.config.json"  # 57,408,658,944 params (HF card: 57B / A14B)
+_S57B_G8T8 = MODELS_DIR + "mixtral-8x22b-g8t8.config.json"  # 140,649,338,880
+_S57B_L8X70 = MODELS_DIR + "llama3-8x70b-e8t2.config.json"  # 465,159,069,696 (top-2 assumed)
+_S57B_SKY = MODELS_DIR + "skywork-moe-146b.config.json"  # 146,356,167,168 (report: 146B / 22B active)
+_S57B_PEAK = 989.5e12  # the paper's H100 BF16 peak
+
+
+def _S57B_megatron_2025_flops(L, h, a, g, s, fe, k, V, fs=0, q=None):
+    """Megatron-LM num_floating_point_operations per token (MCore 0.10-0.11, non-MLA branch, no causal halving)."""
+    q = q or h
+    return 12 * L * h * h * ((1 + g / a + s / h) * (q / h) + (fe / h) * k * 1.5 + (fs / h) * 1.5 + V / (2 * L * h))
+
+
+#: FLOPs per token at seq s, per model (shapes as the config files above)
+def _S57B_F(model: str, s: int) -> float:
+    if model == "mixtral-8x22b":
+        return _S57B_megatron_2025_flops(56, 6144, 48, 8, s, 16384, 2, 32768)
+    if model == "g8t8":
+        return _S57B_megatron_2025_flops(56, 6144, 48, 8, s, 2048, 8, 32768)
+    if model == "qwen57":
+        return _S57B_megatron_2025_flops(28, 3584, 28, 4, s, 2560, 8, 151936, fs=20480)
+    if model == "l8x70":
+        return _S57B_megatron_2025_flops(80, 8192, 64, 8, s, 28672, 2, 128256)
+    raise KeyError(model)
+
+
+_S57B_MODEL_FILE = {"mixtral-8x22b": "mixtral-8x22b", "g8t8": _S57B_G8T8, "qwen57": _S57B_QWEN57, "l8x70": _S57B_L8X70}
+_S57B_LAYERS = {"mixtral-8x22b": 56, "g8t8": 56, "qwen57": 28, "l8x70": 80}
+_S57B_NAME = {"mixtral-8x22b": "Mixtral-8x22B", "g8t8": "Mixtral-8x22B-G8T8", "qwen57": "Qwen2-57B-A14B",
+        "l8x70": "Llama3-8x70B (top-2 assumed)"}
+
+
+def _S57B_lay(key, tp, ep, pp, etp=None, cp=1):
+    """Megatron-Core layout: ZeRO-1, MBS 1, SP + TP overlap with tp > 1, one layer per virtual stage."""
+    d = dict(tp=tp, cp=cp, pp=pp, ep=ep, zero_stage=1, microbatch_size=1, recompute="none", moe_dispatcher="alltoall")
+    if etp is not None:
+        d["etp"] = etp
+    if tp > 1:
+        d.update(sp=True, tp_overlap=True)
+    if pp > 1:
+        vp = _S57B_LAYERS[key] // pp
+        if vp > 1:
+            d.update(schedule="interleaved", virtual_stages=vp)
+    return d
+
+
+_S57B_CF1 = "bf16-mixed+moe_capacity_factor=1.0"
+_S57B_FP8 = "fp8-mixed+moe_capacity_factor=1.0"
+_S57B_H100 = "H100-SXM"
+
+# Table 3 layouts (method -> (tp, ep, pp, etp)); GPUs; MFU (%) as printed. Columns "GPUs | CP | TP | EP | PP | ETP".
+_S57B_T3 = (
+    ("mixtral-8x22b", "MCore", 128, (2, 4, 8, None), 46.3),
+    ("mixtral-8x22b", "MCore w/ Folding", 128, (2, 8, 8, 1), 49.3),
+    ("mixtral-8x22b", "TP+EP+DP", 128, (4, 8, 1, None), 36.6),
+    ("qwen57", "MCore", 64, (2, 4, 4, None), 35.3),
+    ("qwen57", "MCore w/ Folding", 64, (2, 4, 4, 1), 39.0),
+    ("qwen57", "TP+EP+DP", 64, (4, 4, 1, None), 23.1),
+    ("g8t8", "MCore", 128, (2, 8, 8, None), 17.1),
+    ("g8t8", "MCore w/ Folding", 128, (4, 8, 8, 1), 28.8),
+    ("g8t8", "TP+EP+DP", 128, (8, 8, 1, None), 8.7),
+    ("l8x70", "MCore", 256, (8, 4, 8, None), 38.8),
+    ("l8x70", "MCore w/ Folding", 256, (8, 8, 16, 1), 41.6),
+)
+_S57B_LAYOUT = {(k, meth): l for k, meth, _, l, _ in _S57B_T3}
+
+# Table 4 (GBS 1024): (model, method, GPUs, MFU %), smallest and largest printed GPU count of each series.
+_S57B_T4 = (
+    ("mixtral-8x22b", "MCore", 128, 49.4), ("mixtral-8x22b", "MCore", 1024, 42.3),
+    ("mixtral-8x22b", "MCore w/ Folding", 128, 52.2), ("mixtral-8x22b", "MCore w/ Folding", 1024, 44.9),
+    ("qwen57", "MCore", 64, 36.2), ("qwen57", "MCore", 1024, 29.8),
+    ("qwen57", "MCore w/ Folding", 64, 39.9), ("qwen57", "MCore w/ Folding", 1024, 33.4),
+    ("g8t8", "MCore", 128, 19.8), ("g8t8", "MCore", 1024, 13.4),
+    ("g8t8", "MCore w/ Folding", 128, 30.0), ("g8t8", "MCore w/ Folding", 1024, 25.5),
+    ("l8x70", "MCore", 256, 40.1), ("l8x70", "MCore", 1024, 39.1),
+    ("l8x70", "MCore w/ Folding", 128, 43.7), ("l8x70", "MCore w/ Folding", 1024, 41.5),
+)
+
+# Table 2 (128 H100, Mixtral 8x22B): FP8 delayed scaling, model TFLOP/s per GPU as printed.
+_S57B_T2 = (("MCore", 575.1), ("MCore w/ Folding", 631.7))
+
+# Table 5, Mixtral-8x22B block: (method, GPUs, seq, CP, TP, EP, PP, ETP, GBS, MFU %), smallest / largest of each series.
+_S57B_T5 = (
+    ("MCore", 128, 16384, 4, 2, 4, 8, None, 1024, 45.3),
+    ("MCore", 1024, 131072, 16, 4, 8, 8, None, 128, 38.2),
+    ("MCore w/ Folding", 128, 16384, 4, 2, 8, 8, 1, 1024, 47.6),
+    ("MCore w/ Folding", 1024, 131072, 8, 8, 8, 8, 1, 128, 42.9),
+)
+
+
+def _S57B_fold_label(meth):
+    return {"MCore": "MCore (etp=tp)", "MCore w/ Folding": "MCore w/ Folding", "TP+EP+DP": "TP+EP+DP (no PP)"}[meth]
+
+
+def _S57B_lay_txt(tp, ep, pp, etp, cp=1):
+    return f"CP{cp} TP{tp} EP{ep} PP{pp}" + (f" ETP{etp}" if etp else "")
+
+
+S57B_F_ROWS = (
+    *((f"[B: MBS1, VP=L/PP, ZeRO-1, TP overlap, no AC assumed] MoE Parallel Folding Table 3: {_S57B_NAME[k]} {_S57B_fold_label(m)} "
+       f"{_S57B_lay_txt(*l)}, CF1 token drop, seq 4096, GBS 256, {n} H100 (MFU {mfu}%)",
+       _S57B_MODEL_FILE[k], _S57B_H100, "megatron", _S57B_CF1, n, 4096, 256, _S57B_lay(k, *l), round(mfu / 100 * _S57B_PEAK / _S57B_F(k, 4096), 1), None)
+      for k, m, n, l, mfu in _S57B_T3),
+    *((f"[B: layout = Table 3's; MBS1, VP=L/PP, ZeRO-1, TP overlap, no AC assumed] MoE Parallel Folding Table 4: "
+       f"{_S57B_NAME[k]} {_S57B_fold_label(m)} {_S57B_lay_txt(*_S57B_LAYOUT[(k, m)])}, CF1, seq 4096, GBS 1024, {n} H100 (MFU {mfu}%)",
+       _S57B_MODEL_FILE[k], _S57B_H100, "megatron", _S57B_CF1, n, 4096, 1024, _S57B_lay(k, *_S57B_LAYOUT[(k, m)]),
+       round(mfu / 100 * _S57B_PEAK / _S57B_F(k, 4096), 1), None)
+      for k, m, n, mfu in _S57B_T4),
+    *((f"[B: FP8 delayed scaling priced fp8-mixed; GBS 256 and layout of Table 3] MoE Parallel Folding Table 2: "
+       f"Mixtral-8x22B {_S57B_fold_label(m)} FP8 {_S57B_lay_txt(*_S57B_LAYOUT[('mixtral-8x22b', m)])}, CF1, seq 4096, 128 H100 "
+       f"({tf} TFLOP/s)", "mixtral-8x22b", _S57B_H100, "megatron", _S57B_FP8, 128, 4096, 256,
+       _S57B_lay("mixtral-8x22b", *_S57B_LAYOUT[("mixtral-8x22b", m)]), round(tf * 1e12 / _S57B_F("mixtral-8x22b", 4096), 1), None)
+      for m, tf in _S57B_T2),
+    *((f"[B: MBS1, VP=L/PP, ZeRO-1, TP overlap, no AC assumed; CP ring] MoE Parallel Folding Table 5: Mixtral-8x22B "
+       f"{_S57B_fold_label(m)} {_S57B_lay_txt(tp, ep, pp, etp, cp)}, CF1, seq {s}, GBS {gbs}, {n} H100 (MFU {mfu}%)",
+       "mixtral-8x22b", _S57B_H100, "megatron", _S57B_CF1, n, s, gbs, _S57B_lay("mixtral-8x22b", tp, ep, pp, etp, cp),
+       round(mfu / 100 * _S57B_PEAK / _S57B_F("mixtral-8x22b", s), 1), None)
+      for m, n, s, cp, tp, ep, pp, etp, gbs, mfu in _S57B_T5),
+)
+
+# ---- S: Skywork-MoE, 1,536 A800 (800 Gb/s RoCE per 8-GPU node = 12.5 GB/s per GPU, as the Skywork-13B rows)
+
+S57B_S_ROWS = (
+    ("[B: GBS 2048 x 8192 assumed (Skywork-13B's 16M-token batch), MBS1, no AC, 1F1B, balanced routing; the uneven "
+     "52-layer split as balanced_split] Skywork-MoE report App. B.3: 146B 16 experts top-2, PP12 TP4 EP4 (EDP: experts "
+     "folded on the TP group, etp 1) DP32 ZeRO-1, seq 8192, 1,536 A800",
+     _S57B_SKY, "A800+scale_out_bandwidth=12500000000", "megatron-legacy", "bf16-mixed-fp32-grads", 1536, 8192, 2048,
+     dict(tp=4, sp=True, pp=12, pp_layers=_S57B_balanced_split(52, 12), ep=4, etp=1, zero_stage=1, microbatch_size=1,
+          recompute="none", moe_dispatcher="alltoall"), 690.0, None),
+)
+
+
+SCOUTED_2026_12BJ = S57B_F_ROWS + S57B_S_ROWS

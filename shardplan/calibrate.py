@@ -917,6 +917,6 @@ def profile_yaml(cal: Calibration, profile: FrameworkProfile) -> dict:
     for p, v in zip(cal.params, cal.values):
         if p.target == "framework" and p.field not in cal.held:
             doc[p.field] = written(v)
-    if cal.usable_hbm_fraction is not None:
-        doc["usable_hbm_fraction"] = cal.usable_hbm_fraction
+    if cal.usable_hbm_fraction is not None and cal.usable_hbm_fraction != profile.usable_hbm_fraction:
+        doc["usable_hbm_fraction"] = cal.usable_hbm_fraction  # only a changed limit (new-user pass 57: 1.0 written over 1.0)
     return doc

@@ -114,6 +114,8 @@ def test_calibrated_file_writes_the_scaled_isolated_rate(tmp_path):
     # far slower than the preset's prediction: the fit moves below the flat region, and the ceiling with it
     assert doc["matmul_efficiency"] < 0.55
     assert doc["isolated_matmul_efficiency"] == pytest.approx(0.73 * doc["matmul_efficiency"] / 0.59, rel=1e-3)
+    # the fit kept torchtitan's memory limit: not written as if fitted (it wrote usable_hbm_fraction: 1.0)
+    assert "usable_hbm_fraction" not in (doc.get("framework") or {})
 
 
 def test_json_bound_by_says_memory_for_a_layout_that_does_not_fit():
@@ -267,3 +269,16 @@ def test_nanotron_file_says_it_is_a_fragment(tmp_path):
     assert "# note: these blocks merge into a full nanotron config" in text
     assert "ships no model" not in text  # Qwen2's qkv bias is nanotron's qwen model
 
+
+
+def test_report_carries_the_fit_fix_exposed_times_memory_parts_and_roofline(tmp_path):
+    # new-user pass 57: the HTML of a layout that does not fit lacked "it fits with ..."; exposed collective times read
+    # as whole times; no memory parts, peak band or roofline in text
+    pytest.importorskip("plotly")
+    out = tmp_path / "r.html"
+    r = _cli(["report", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "64", "--no-plans",
+              "-o", str(out)])
+    assert r.exit_code == 1  # does not fit: a negative result, the report still written
+    text = out.read_text()
+    assert "it fits with" in text and "memory (were it to run: " in text
+    assert "(exposed)" in text and "memory: activations" in text and "roofline: " in text

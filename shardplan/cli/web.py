@@ -126,8 +126,10 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = Non
         if fmt == "html":
             # a negative result's reasons lead the notes (new-user pass 57: the report of a layout that does not fit
             # lacked the "it fits with --recompute selective" line the terminal prints)
-            from shardplan.cli.estimate import negative_reasons
-            written = [rep.write_html(e, output, ranked, negative_reasons(e) + estimate_notes(e))]
+            # and the peak band and roofline lines estimate prints (the report had neither)
+            from shardplan.cli.estimate import _roofline_line, negative_reasons, peak_band_text
+            written = [rep.write_html(e, output, ranked, negative_reasons(e) + estimate_notes(e)
+                                      + [peak_band_text(e), _roofline_line(e)])]
         else:
             written = list(rep.write_png(e, output.with_suffix("") if output.suffix else output, ranked))
     for path in written:

@@ -104,7 +104,8 @@ def headline(e: Estimate) -> list[Headline]:
                  f"{fmt_gib(mem)} of {fmt_gib(e.hardware.hbm_bytes)} (headroom {fmt_gib(headroom(e))})"),
         Headline("fits", "fits in HBM", e.fits, "yes" if e.fits else "no"),
         # "memory" first for a layout that does not fit, as estimate's "bound by" row (new-user pass 57)
-        Headline("bound", "bound by", e.bound_by, e.bound_by if e.fits else f"{e.bound_by} (were it to run: {e.bound})"),
+        Headline("bound", "bound by", e.bound_by,
+                 e.bound_by if e.fits else f"{e.bound_by} (were it to run: {e.bound})"),
     ] + ([Headline("failure", "predicted to fail", e.failure, e.failure)] if e.failure else [])
 
 
