@@ -90,6 +90,12 @@ def _require(cfg: Cfg, arch: str, *keys: str) -> None:
                               "on its own (not derived from the other keys); write its value in the file", field=key)
 
 
+def _ordinal(k: int) -> str:
+    """``2nd``, ``3rd``, ``4th``, ``11th``, ``21st``."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
 def moe_layer_pattern(moe: list[int], n_layers: int, key: str) -> Cfg:
     """``n_dense_layers`` and ``moe_layer_step`` (ModelSpec: layer i is MoE iff i >= n_dense_layers and
     (i - n_dense_layers + 1) % step == 0) that give exactly the MoE layer indices ``moe``.
@@ -103,9 +109,12 @@ def moe_layer_pattern(moe: list[int], n_layers: int, key: str) -> Cfg:
                           field=key, value=moe)
     step = moe[1] - moe[0] if len(moe) > 1 else n_layers - moe[0]
     if moe != list(range(moe[0], n_layers, step)) or moe[0] - step + 1 < 0:
-        every = "every layer" if step == 1 else f"every {step}-th layer"
-        raise ConfigError(f"{key}: MoE layers {moe} are not {every} from layer {moe[0]} to the last; "
-                          + YAML_ROUTE, field=key, value=moe)
+        # ModelSpec holds a dense prefix and one MoE step (n_dense_layers, moe_layer_step): a YAML file of its fields
+        # cannot place a dense layer between MoE layers either, so that route is not offered (breaker pass 57)
+        every = "every layer" if step == 1 else f"every {_ordinal(step)} layer"
+        raise ConfigError(f"{key}: MoE layers {moe} are not {every} from layer {moe[0]} to the last, the pattern the "
+                          "planner prices (a dense prefix, then one MoE layer every k layers: n_dense_layers, "
+                          "moe_layer_step); legal: such a pattern", field=key, value=moe)
     return dict(n_dense_layers=moe[0] - step + 1, moe_layer_step=step)
 
 

@@ -203,6 +203,12 @@ def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None
         raise config_error(e, f"hardware {hardware.name}") from None
 
 
+def _lower(value):
+    """A choice name in lower case (the names are; any case is accepted, as --framework and --moe-dispatcher do);
+    anything else as given."""
+    return value.lower() if isinstance(value, str) else value
+
+
 def training_spec(seq_len: int, global_batch: int | None = None, global_batch_tokens: int | None = None,
                   precision: str | None = None, attention: str = "flash", framework: str | FrameworkProfile | None = None,
                   dropout: bool = False, moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
@@ -234,13 +240,11 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     if (global_batch is None) == (global_batch_tokens is None):
         raise ConfigError("give exactly one of --global-batch (sequences) or --global-batch-tokens",
                           field="global_batch", value=global_batch)
-    legal = typing.get_args(TrainingSpec.model_fields["attention"].annotation)
+    legal, attention = typing.get_args(TrainingSpec.model_fields["attention"].annotation), _lower(attention)
     if attention not in legal:
         raise ConfigError(f"attention={short_repr(attention)} is unknown; legal: {fmt_legal(legal)}", field="attention",
                           value=attention, legal=legal)
-    # choice names are lower case; accept any case, as --framework and --moe-dispatcher do
-    optimizer_dtype = optimizer_dtype.lower() if isinstance(optimizer_dtype, str) else optimizer_dtype
-    moe_routing = moe_routing.lower() if isinstance(moe_routing, str) else moe_routing
+    optimizer_dtype, moe_routing = _lower(optimizer_dtype), _lower(moe_routing)
     if optimizer_dtype is not None and optimizer_dtype not in OPTIMIZER_DTYPES:
         raise ConfigError(f"optimizer_dtype={short_repr(optimizer_dtype)} is unknown; legal: "
                           f"{fmt_legal(OPTIMIZER_DTYPES)}", field="optimizer_dtype", value=optimizer_dtype,

@@ -1248,14 +1248,18 @@ def _search_once(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpe
     check_positions(model, training)  # no layout helps a sequence past a learned position table: say that
     fix = dict(fix or {})
     _implied_pins(fix, training.framework)
-    if max_cp is None:  # a pinned cp is tried whatever its tokens per device
-        max_cp = max(1, training.seq_len // 1024, int(fix.get("cp") or 1))
+    default_cp, max_cp = max_cp is None, max_cp or max(1, training.seq_len // 1024, int(fix.get("cp") or 1))
     prune = not exhaustive and objective == "throughput"
     space = build_space(model, hardware, training, n_devices, fix, max_tp, max_cp, schedules,
                         max_microbatch_size, prune)
     ev = _Evaluator(model, hardware, training, n_devices, fix, min_headroom_bytes)
     res = SearchResult(plans=[])
     feasible, infeasible = _enumerate(space, ev, res, keep_infeasible, progress)
+    if res.n_layouts == 0 and default_cp and training.seq_len // WIDE_CP_TOKENS > max_cp:
+        # nothing within the default cp cap takes the batch (breaker pass 57): split to WIDE_CP_TOKENS per device
+        space = build_space(model, hardware, training, n_devices, fix, max_tp, training.seq_len // WIDE_CP_TOKENS,
+                            schedules, max_microbatch_size, prune)
+        feasible, infeasible = _enumerate(space, ev, res, keep_infeasible, progress)
     if res.n_layouts == 0:
         # one asked-for schedule counts as pinned for the error (--schedule X is --fix schedule=X)
         _raise_no_layout(model, training, n_devices,
@@ -1263,11 +1267,15 @@ def _search_once(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpe
     kept, res.n_equivalent = _rank(ev, feasible, top_k, objective, BRANCH_AND_BOUND and not exhaustive, progress)
     res.plans = [estimate_layout(model, hardware, training, e.layout) for e in kept]
     if keep_infeasible:
-        infeasible.sort(key=lambda x: x[0])
-        res.infeasible = [estimate_layout(model, hardware, training, ev.layout(c)) for _, c in infeasible[:top_k]]
-    res.n_timed = ev.n_timed
-    res.seconds = time.perf_counter() - t0
+        res.infeasible = [estimate_layout(model, hardware, training, ev.layout(c))
+                          for _, c in sorted(infeasible, key=lambda x: x[0])[:top_k]]
+    res.n_timed, res.seconds = ev.n_timed, time.perf_counter() - t0
     return res
+
+
+#: the fewest tokens per device the search splits a sequence to when no layout within its default cp cap (1,024 tokens
+#: per device) is valid: a wording of "cp only when nothing else can take the batch", not a cost constant
+WIDE_CP_TOKENS = 256
 
 
 def _check_arguments(n_devices: int, max_tp: int | None, objective: str) -> None:

@@ -411,7 +411,10 @@ KNOWN_KEYS = {
                    "mla_q", "mla_kv", "model_name",  # model_name: configs/models/<name>.yml (MAXTEXT_MODEL_NAMES)
                    # base.yml: "hardware: 'tpu' # Supported hardware types are 'tpu', 'gpu', 'gpu_multiprocess' and
                    # 'cpu'" (written for GPU plans; attention: cudnn_flash_te, MAXTEXT_ATTENTION)
-                   "hardware", "attention"}},
+                   "hardware", "attention",
+                   # pyconfig _BASE_CONFIG_ATTR ("base_config": the parent config merged under the file) and types.py
+                   # model_fsdp_ag_once (ZeroOneTransformer: one weight gather per step)
+                   "base_config", "model_fsdp_ag_once"}},
     # eformer manager.py (5c1cd3b) PartitionAxis fields; EasyDeL from_pretrained / TrainingArguments names
     "easydel": {"": {"_shardplan", "sharding_axis_dims", "sharding_axis_names", "partition_axis",
                      "gradient_checkpointing", "training_arguments"},
@@ -1760,7 +1763,8 @@ def test_maxtext_import_refuses_non_finite_batch_and_deepspeed_notes_a_device_co
 def test_maxtext_import_truncates_a_fractional_batch_as_maxtext_does():
     # MaxText pyconfig: micro_batch_size_to_train_on = int(num_devices x per_device_batch_size): 0.3 x 16 = 4.8 -> 4
     # sequences (was rounded to 5), which 16 data-parallel ranks cannot split: refused naming 4
-    with pytest.raises(ConfigError, match="global_batch_size=4, not divisible"):
+    # (refused naming the key the file sets: breaker pass 57)
+    with pytest.raises(ConfigError, match="per_device_batch_size=0.3 x 16 devices = 4 sequences per step"):
         import_config("maxtext", "per_device_batch_size: 0.3\nici_fsdp_parallelism: 16\n")
     # a whole product: 3 x 8 = 24 sequences per microbatch step, 2 accumulation steps: 48 per step
     imp = import_config("maxtext", "per_device_batch_size: 3\nici_fsdp_parallelism: 8\ngradient_accumulation_steps: 2\n")

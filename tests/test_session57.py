@@ -282,3 +282,194 @@ def test_report_carries_the_fit_fix_exposed_times_memory_parts_and_roofline(tmp_
     text = out.read_text()
     assert "it fits with" in text and "memory (were it to run: " in text
     assert "(exposed)" in text and "memory: activations" in text and "roofline: " in text
+
+
+# ---- breaker pass 57 ---------------------------------------------------------------------------------------------
+
+
+def _export(tmp_path, to, *args):
+    out = tmp_path / f"x.{ {'megatron': 'sh', 'deepspeed': 'json'}.get(to, 'yaml') }"
+    base = ["-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64"]
+    r = _cli(["export", *base, *args, "--to", to, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_learned_position_table_is_whole_on_every_tp_rank():
+    # Megatron-LM's position table is a plain nn.Embedding, replicated over tp (the runtime's too); the planner put
+    # 1/tp of it on each rank and validate of gpt2 / gpt3 at tp 2 read -26% / -35%
+    from shardplan.cost.memory import stage_params
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=1024, global_batch_size=8)
+    m = MODELS["gpt2"]
+    longer = m.model_copy(update={"max_position_embeddings": 2 * m.max_position_embeddings})
+    layout = validate(ParallelConfig(tp=2, dp=4), m, tr, 8)
+    extra = stage_params(longer, layout, 0).dense - stage_params(m, layout, 0).dense
+    assert extra == 1024 * 768  # 1,024 more rows x d_model 768, not halved by tp = 2
+
+
+def test_plan_splits_the_sequence_when_nothing_else_takes_a_prime_batch():
+    # a prime batch on 2,048 devices: the default cp cap (seq / 1,024 = 4) left no layout and the error sent the
+    # user back to `shardplan plan`; --fix cp=8 fits
+    r = _cli(["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "2048", "-s", "4096", "-b", "2039", "--top", "1",
+              "--json"])
+    assert r.exit_code == 0, r.output
+    p = _json(r)["plans"][0]["parallel"]
+    assert p["dp"] == 1 and p["cp"] > 4 and p["tp"] * p["pp"] * p["cp"] == 2048
+
+
+def test_megatron_import_refuses_both_virtual_stage_flags(tmp_path):
+    out = _export(tmp_path, "megatron", "--tp", "2", "--pp", "2", "--schedule", "interleaved", "--virtual-stages", "2")
+    text = out.read_text().replace("--num-layers-per-virtual-pipeline-stage 8",
+                                   "--num-layers-per-virtual-pipeline-stage 8 --num-virtual-stages-per-pipeline-rank 4")
+    assert "--num-virtual-stages-per-pipeline-rank 4" in text
+    bad = tmp_path / "both.sh"
+    bad.write_text(text)
+    r = _cli(["import", "--from", "megatron", str(bad), "-o", str(tmp_path / "p.json")])
+    assert r.exit_code == 2 and "Megatron-LM refuses the two together" in r.output
+
+
+def test_megatron_pp2_first_last_error_gives_the_legal_sum():
+    from shardplan.errors import ConfigError
+    from shardplan.export.megatron import _uneven_split
+    with pytest.raises(ConfigError) as e:
+        _uneven_split(32, 2, 10, 10)
+    assert "first + last = 32 (no other stage at pp=2)" in str(e.value) and "other 0" not in str(e.value)
+    assert _uneven_split(32, 2, 10, 22) == (10, 22)
+
+
+def test_accelerate_import_refuses_what_accelerate_refuses(tmp_path):
+    out = _export(tmp_path, "accelerate", "--zero-stage", "3", "--dp-shard", "8")
+    for old, new, field in (("mixed_precision: bf16", "mixed_precision: fp4", "mixed_precision"),
+                            ("use_cpu: false", "use_cpu: true", "use_cpu"),
+                            ("num_machines: 2", "num_machines: 3", "num_machines")):
+        text = out.read_text()
+        assert old in text, old
+        bad = tmp_path / f"{field}.yaml"
+        bad.write_text(text.replace(old, new))
+        r = _cli(["import", "--from", "accelerate", str(bad), "-o", str(tmp_path / "p.json")])
+        assert r.exit_code == 2 and field in r.output and "legal" in r.output, (field, r.output)
+
+
+def test_deepspeed_import_notes_unpriced_activation_checkpointing_keys(tmp_path):
+    out = _export(tmp_path, "deepspeed", "--zero-stage", "3", "--recompute", "full")
+    doc = json.loads(out.read_text())
+    doc["activation_checkpointing"] = {"partition_activations": True, "cpu_checkpointing": True}
+    bad = tmp_path / "ac.json"
+    bad.write_text(json.dumps(doc))
+    from shardplan.export.deepspeed import read
+    notes = " ".join(read(bad.read_text()).notes)
+    assert "activation_checkpointing.partition_activations" in notes
+    assert "activation_checkpointing.cpu_checkpointing" in notes
+
+
+def test_nemo_precision_32_is_named_as_given():
+    import re
+    from test_nemo_yaml import NEMO_LLAMA3_70B
+
+    from shardplan.export.megatron import read
+    imp = read(re.sub(r"precision: .*", "precision: 32", NEMO_LLAMA3_70B, count=1))
+    assert imp.precision == "fp32"
+    assert any(n.startswith("trainer.precision 32: fp32") for n in imp.notes)
+    assert not any("no trainer.precision" in n for n in imp.notes)
+
+
+def test_maxtext_import_names_per_device_batch_size(tmp_path):
+    out = _export(tmp_path, "maxtext", "--zero-stage", "3")
+    text = out.read_text()
+    line = next(x for x in text.splitlines() if x.startswith("per_device_batch_size"))
+    bad = tmp_path / "m.yml"
+    bad.write_text(text.replace(line, "per_device_batch_size: 0.3"))
+    r = _cli(["import", "--from", "maxtext", str(bad), "-o", str(tmp_path / "p.json")])
+    # 0.3 x 16 devices = 4 sequences (int of 4.8) over 16 data ranks: legal multiples of 16 / 16 = 1
+    assert r.exit_code == 2 and "per_device_batch_size=0.3" in r.output and "multiples of 1" in r.output
+
+
+def test_small_input_fixes():
+    from shardplan.errors import ConfigError
+    from shardplan.hf_config import _ordinal
+    from shardplan.presets.hardware import HARDWARE
+    # --attention in any case, as every other choice
+    r = _cli(["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "32", "--attention",
+              "Flash", "--json"])
+    assert r.exit_code == 0, r.output
+    # a profile that runs on no device kind is refused when read
+    r = _cli(["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--framework",
+              "megatron+device_kinds=[]"])
+    assert r.exit_code == 2 and "device_kinds" in r.output and "1 or more" in r.output
+    # the no-usable-memory error gives the legal bounds: 80 GiB x (1 - 0.99) = 0.86 GB < the 2.15 GB reserve
+    with pytest.raises((ConfigError, ValueError)) as e:  # pydantic wraps the validator's ConfigError
+        type(HARDWARE["h100-sxm"]).model_validate({**HARDWARE["h100-sxm"].model_dump(), "runtime_reserve_fraction": 0.99})
+    assert "legal: runtime_reserve_bytes below 8.59e+08" in str(e.value)
+    assert [_ordinal(k) for k in (1, 2, 3, 4, 11, 12, 21, 22)] == ["1st", "2nd", "3rd", "4th", "11th", "12th", "21st",
+                                                                    "22nd"]
+
+
+def test_report_to_a_folder_says_folder_first(tmp_path):
+    pytest.importorskip("plotly")
+    r = _cli(["report", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "32", "-o", str(tmp_path)])
+    assert r.exit_code == 2 and "is a folder" in r.output and "--format" not in r.output
+
+
+# ---- new-user pass 57b -------------------------------------------------------------------------------------------
+
+
+def test_maxtext_export_names_its_base_config(tmp_path):
+    # without base_config MaxText's pyconfig loads only the overrides and fails on base.yml's keys
+    import yaml
+    out = _export(tmp_path, "maxtext", "--zero-stage", "3")
+    doc = yaml.safe_load(out.read_text())
+    assert next(iter(doc)) == "base_config" and doc["base_config"] == "base.yml"
+    r = _cli(["import", "--from", "maxtext", str(out), "-o", str(tmp_path / "p.json")])
+    assert r.exit_code == 0, r.output
+
+
+def test_easydel_export_says_its_default_dtypes_differ(tmp_path):
+    out = tmp_path / "e.py"
+    r = _cli(["export", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "64", "-s", "4096", "-b", "256", "--zero-stage", "3",
+              "--to", "easydel", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "EasyDeL's default param_dtype is bfloat16" in out.read_text()
+
+
+def test_kv_replication_keeps_one_whole_kv_head_per_rank():
+    # tp 16 on llama-3-70b's 8 KV heads: each rank's K and V projections hold one head (8192 x 128 each), not half
+    from shardplan.cost.memory import stage_params
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["llama-3-70b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=16)
+    p16 = stage_params(m, validate(ParallelConfig(tp=16, kv_replication=True), m, tr, 16), 0).dense
+    p8 = stage_params(m, validate(ParallelConfig(tp=8), m, tr, 8), 0).dense
+    # K and V per layer at tp 8: 2 x 8192 x 128 each rank; at tp 16 the same (one replicated head), the rest halves
+    kv = 80 * 2 * 8192 * 128
+    assert p16 - kv / 1 == pytest.approx((p8 - kv) / 2, rel=1e-9)
+
+
+def test_kv_replication_is_not_covered_by_validate():
+    from shardplan.crosscheck.deltas import static_not_covered
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["tiny-llama"]
+    tr = TrainingSpec(seq_len=256, global_batch_size=8)
+    layout = validate(ParallelConfig(tp=4, kv_replication=True), m, tr, 8)
+    why = static_not_covered(layout, tr, m)
+    assert why is not None and "KV replication" in why
+    assert static_not_covered(validate(ParallelConfig(tp=2), m, tr, 8), tr, m) is None
+
+
+def test_maxtext_export_writes_and_reads_the_per_step_gather(tmp_path):
+    # MaxText's model_fsdp_ag_once (ZeroOneTransformer) is the plan's zero3_gather='per_step'; the header called it
+    # "not a config option here"
+    import yaml
+    out = _export(tmp_path, "maxtext", "--zero-stage", "3", "--zero3-gather", "per_step")
+    text = out.read_text()
+    assert yaml.safe_load(text)["model_fsdp_ag_once"] is True and "zero3_gather=per_step" not in text
+    from shardplan.export.maxtext import read
+    assert read(text).parallel.zero3_gather == "per_step"
+    plain = _export(tmp_path, "maxtext", "--zero-stage", "3").read_text()
+    assert "model_fsdp_ag_once" not in plain

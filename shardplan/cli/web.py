@@ -91,6 +91,9 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = Non
     if str(output) == "-":
         raise ConfigError("report writes files (an HTML page or PNG charts), not stdout: give -o NAME.html or NAME.png",
                           field="output", value="-")
+    from shardplan.cli.common import check_output_path
+    # a folder first: the suffix error's "--format html" then failed on it (breaker pass 57)
+    check_output_path("-o/--output", output)  # nothing is created: a missing folder is bad input
     if fmt is None:  # the file name says which: report.png -> PNG charts (report_time.png, ...)
         if output.suffix.lower() not in (".html", ".htm", ".png"):
             raise ConfigError(f"-o {output}: the name ends in neither .html nor .png, so it does not say what to write "
@@ -104,8 +107,6 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = Non
     if fmt not in ("html", "png"):
         raise ConfigError(f"--format {fmt!r}; legal: html, png", field="format", value=fmt, legal=["html", "png"])
     _need_web_extra()
-    from shardplan.cli.common import check_output_path
-    check_output_path("-o/--output", output)  # nothing is created: a missing folder is bad input
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,

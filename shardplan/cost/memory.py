@@ -131,6 +131,13 @@ def _stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     attn = model.attention_params() - attn_rep
     dense = dense_layers * (attn + model.mlp_params(model.ffn_dim)) / t
     dense += moe_layers * (attn + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
+    if t > model.kv_heads and not model.is_mla:
+        # KV replication (tp > n_kv_heads): each rank's K and V projections hold one whole head
+        # (:meth:`ModelSpec.kv_heads_per_rank`), not n_kv_heads / tp of one (new-user pass 57b: tp 16 on 8 KV heads
+        # halved them); + their biases with qkv_bias / linear_bias
+        share = model.kv_heads_per_rank(t) - model.kv_heads / t
+        bias = 1 if (model.qkv_bias or model.linear_bias) else 0
+        dense += n * share * (model.d_model + bias) * (model.dim_head + model.dim_head_v)
     replicated = n * (model.layer_norm_params() + attn_rep) + moe_layers * model.router_params()
     expert = moe_layers * model.routed_expert_params_per_layer() / (p.expert_tp * p.ep)
     h, V_t = model.d_model, layout.vocab_per_rank(model.vocab_size)
@@ -140,8 +147,9 @@ def _stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     if stage == 0:
         dense += V_t * h
         replicated += model.embedding_norm * model.norm_params()
-        if model.position == "learned":
-            dense += model.max_position_embeddings * h / t
+        if model.position == "learned":  # whole on every tp rank: Megatron-LM's LanguageModelEmbedding builds it as a
+            # plain torch.nn.Embedding(max_sequence_length, hidden_size), not vocab-parallel (breaker pass 57: / tp)
+            dense += model.max_position_embeddings * h
     if last:
         replicated += model.norm_params()
         if not model.tied_embeddings or p.pp > 1:

@@ -329,7 +329,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
     return Validation(strategy=strategy, model=model, training=training, layout=layout, mesh_shape=dict(mesh_shape),
                       rows=rows, memory=mem_rows, deltas=deltas, hlo=hlo, logical=logical,
                       memory_analysis=dict(memory), compile_s=compile_s, notes=notes,
-                      not_covered=not_covered(layout, local_axes, training), cp_attention=cp_attention)
+                      not_covered=not_covered(layout, local_axes, training, model), cp_attention=cp_attention)
 
 
 def _delta_note(planner: float, per_rule: dict[str, dict[str, float]], keys: tuple[str, ...]) -> str:

@@ -441,12 +441,12 @@ def one_f_one_b_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) 
     below the negligible share; the embedding and the LM head are stacked over pp,
     :data:`shardplan.jax.pipeline.BOUNDARY`.)
 
-    ``P_pos`` = ``max_position_embeddings h / t`` (learned positions), ``P_norm`` the embedding
+    ``P_pos`` = ``max_position_embeddings h`` (learned positions, whole on every tp rank), ``P_norm`` the embedding
     norm's parameters."""
     p, model = ctx.p, ctx.model
     if ctx.executed in (None, "gpipe"):
         return []
-    pos = model.max_position_embeddings * model.d_model / p.tp if model.position == "learned" else 0.0
+    pos = model.max_position_embeddings * model.d_model if model.position == "learned" else 0.0
     extra = pos + (model.norm_params() if model.embedding_norm else 0.0)
     if extra == 0:
         return []
@@ -485,8 +485,8 @@ def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float
     blocks = runtime_slots(layout) * layer
     boundary = p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] != "gpipe"
     outer = V * h / t * (1 if model.tied_embeddings or boundary else 2) + model.norm_params()
-    if model.position == "learned":
-        outer += model.max_position_embeddings * h / t
+    if model.position == "learned":  # replicated over tp (the runtime's pos_embed, ("position", "embed"))
+        outer += model.max_position_embeddings * h
     return blocks, outer
 
 
@@ -838,7 +838,8 @@ def _one_f_one_b_not_covered(layout: Layout, local_axes: Sequence[str]) -> str |
             "not what a device executes (validate the collectives with --schedule gpipe)")
 
 
-def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: TrainingSpec | None = None) -> str | None:
+def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: TrainingSpec | None = None,
+                model: ModelSpec | None = None) -> str | None:
     """Why the comparison cannot score a plan's compiled program, or None when it can.
 
     Not covered: ZeRO-3 with sequence parallelism and cp > 1 (GSPMD reshards between the tp and cp axes); pp > 1
@@ -864,7 +865,7 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
         why = _one_f_one_b_not_covered(layout, local_axes)
         if why:
             return why
-    why = static_not_covered(layout, training)
+    why = static_not_covered(layout, training, model)
     if why:
         return why
     if p.ep > 1 and layout.microbatches > 1 and p.pp == 1 and p.zero_stage < 3 and "ep" not in local_axes:
@@ -884,10 +885,16 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
             f"once-per-step reduction (grad_sync='per_step', cp = 1) is covered")
 
 
-def static_not_covered(layout: Layout, training: TrainingSpec | None = None) -> str | None:
+def static_not_covered(layout: Layout, training: TrainingSpec | None = None,
+                       model: ModelSpec | None = None) -> str | None:
     """The reasons of :func:`not_covered` that the plan alone decides (cp, sequence parallelism or ZeRO-3 with
-    pp > 1; sequence parallelism, cp or ZeRO with bf16 compute), known before anything is compiled; None otherwise."""
+    pp > 1; sequence parallelism, cp or ZeRO with bf16 compute; with ``model``, tp above its KV heads), known before
+    anything is compiled; None otherwise."""
     p = layout.parallel
+    if model is not None and not model.is_mla and p.tp > model.kv_heads:
+        return (f"tp={p.tp} above n_kv_heads={model.kv_heads} (KV replication): the runtime keeps all "
+                f"{model.kv_heads} KV heads on every tp rank and all-gathers them where Megatron-LM gives each rank "
+                f"one replicated head (the planner's count); validate tp <= {model.kv_heads}")
     if p.pp > 1 and p.cp > 1:
         return ("cp > 1 with pp > 1: inside the pipeline the runtime all-gathers K/V (the ring attention does "
                 "not compile in the pipeline's scan) and the GPipe rules are stated for cp = 1")

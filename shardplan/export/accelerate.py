@@ -229,6 +229,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     if n is None:
         raise ConfigError("the Accelerate config gives no num_processes: pass --devices", field="devices", value=None)
     machines = whole(cfg, "num_machines", "Accelerate", 1)
+    _check_launch(cfg, n, machines)
     notes: list[str] = []
     values, framework = _layout(cfg, kind, n, machines, notes)
     trainer = _trainer_values(text)
@@ -244,12 +245,42 @@ def read(text: str, devices: int | None = None) -> Imported:
                      "--global-batch, --seq-len)")
     acc = trainer.get("gradient_accumulation_steps")
     batch = values["dp"] * values["microbatch_size"] * acc if isinstance(acc, int) and acc >= 1 else None
-    precision = PRECISIONS.get(str(cfg.get("mixed_precision", "no")).lower())
-    if precision is None:
-        notes.append(f"mixed_precision={cfg.get('mixed_precision')!r}: no precision recorded (give --precision)")
+    precision = _precision(cfg)
     seq = trainer.get("max_length")
     return Imported(parallel_from(values), devices=n, seq_len=seq if isinstance(seq, int) else None,
                     global_batch=batch, framework=framework, precision=precision, notes=tuple(notes))
+
+
+def _precision(cfg: dict) -> str:
+    """The precision policy of ``mixed_precision`` (:data:`PRECISIONS`; absent: 'no', fp32).
+
+    Raises:
+        ConfigError: a value Accelerate refuses (``utils/dataclasses.py`` PrecisionType: no, fp16, bf16, fp8;
+            breaker pass 57: 'fp4' was read with a note).
+    """
+    value = cfg.get("mixed_precision", "no")
+    precision = PRECISIONS.get(str(value).lower())
+    if precision is None:
+        raise ConfigError(f"Accelerate mixed_precision={short_repr(value)}: Accelerate refuses it; legal: "
+                          f"{', '.join(PRECISIONS)}", field="mixed_precision", value=value, legal=list(PRECISIONS))
+    return precision
+
+
+def _check_launch(cfg: dict, n: int, machines: int) -> None:
+    """Refuse what ``accelerate launch`` would not run as ``n`` accelerators: ``use_cpu: true`` (a CPU run) and
+    ``num_processes`` not a multiple of ``num_machines`` (each machine starts num_processes / num_machines).
+
+    Raises:
+        ConfigError: naming the key and the legal values.
+    """
+    if cfg.get("use_cpu") is True:
+        raise ConfigError("Accelerate use_cpu: true trains on CPUs, which the planner does not price; legal: false",
+                          field="use_cpu", value=True, legal=[False])
+    if n % machines:
+        legal = [m for m in range(1, n + 1) if n % m == 0]
+        raise ConfigError(f"Accelerate num_processes={n} is not a multiple of num_machines={machines} (each machine "
+                          f"launches num_processes / num_machines); legal num_machines: "
+                          f"{', '.join(map(str, legal[:12]))}", field="num_machines", value=machines, legal=legal)
 
 
 def _offload_device(ds: dict, key: str, notes: list[str]) -> bool:

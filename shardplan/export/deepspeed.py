@@ -473,7 +473,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     auto_notes = (*batch_notes, *(("bf16 / fp16 enabled 'auto' (the Hugging Face Trainer's --bf16 / --fp16 set it): "
                                    "no precision recorded (give --precision; the profile's default otherwise)",)
                                   if precision is None else ()))
-    section(cfg, "activation_checkpointing", "DeepSpeed")  # its presence turns checkpointing on; a mapping
+    ac_notes = _checkpointing_notes(section(cfg, "activation_checkpointing", "DeepSpeed"))  # present: recompute on
     shard, mics_notes = _mics_shard(zero, stage, dp)
     ep = _autoep_size(cfg, stage, dp)
     values = dict(dp=dp, zero_stage=stage, tp=tp, cp=sp, cp_comm="a2a" if sp > 1 else "ring", microbatch_size=mbs,
@@ -489,7 +489,18 @@ def read(text: str, devices: int | None = None) -> Imported:
                                            "Engine recipe): priced as fp8-mixed (fp8 GEMMs beside bf16 weights)",)
                                           if fp8 else ()),
                            *offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
-                           *autotp_note, *profile_notes))
+                           *autotp_note, *profile_notes, *ac_notes))
+
+
+def _checkpointing_notes(ac: dict) -> tuple[str, ...]:
+    """Notes for the ``activation_checkpointing`` keys that change the price and are not priced:
+    ``partition_activations`` (the checkpoints split over the model-parallel ranks) and ``cpu_checkpointing`` (moved to
+    host memory); breaker pass 57: both were dropped without a word."""
+    return tuple(f"activation_checkpointing.{key}: {what}, which the planner does not price (the full recompute "
+                 "priced keeps every checkpoint on the device, whole on each rank)"
+                 for key, what in (("partition_activations", "the checkpoints split over the model-parallel ranks"),
+                                   ("cpu_checkpointing", "the checkpoints moved to host memory"))
+                 if ac.get(key) is True)
 
 
 def _unread_notes(cfg: dict, sp: int) -> tuple[str, ...]:

@@ -128,6 +128,14 @@ def write(ctx: ExportContext, fmt: str = "py") -> str:
     """
     cfg = easydel_config(ctx)
     extra = [f"note: {TP_WITHOUT_SP.format(tp=ctx.p.tp)}"] if ctx.p.tp > 1 and not ctx.p.sp else []
+    prec = ctx.training.precision
+    if ctx.training.optimizer_dtype == "fp32" or prec.param_bytes >= 4:
+        # new-user pass 57b: priced with fp32 master and moments (16 B per parameter) where EasyDeL's default
+        # param_dtype bfloat16 keeps none (optax moments in the parameters' dtype)
+        extra.append(f"note: priced as {prec.name} with {ctx.training.optimizer_dtype} optimizer state; EasyDeL's "
+                     "default param_dtype is bfloat16 (no fp32 master, bf16 moments): pass dtype=jnp.bfloat16, "
+                     "param_dtype=jnp.float32 to from_pretrained for fp32 state (--precision fp32-params prices it), "
+                     "or price the default with --precision bf16-mixed --optimizer-dtype bf16")
     if fmt == "json":
         return json.dumps({"_shardplan": header_dict(ctx, EXPORTER, extra), **cfg}, indent=2) + "\n"
     return _python(ctx, cfg, extra)

@@ -216,6 +216,11 @@ def overrides(ctx: ExportContext) -> dict:
         out["per_device_batch_size"] = tr.global_batch_size / (n * m)
         out["gradient_accumulation_steps"] = m
     out.update(_remat_overrides(p))
+    if p.zero_stage == 3 and p.zero3_gather == "per_step" and p.pp == 1:
+        # MaxText's ZeroOneTransformer: the weights all-gathered once per step and kept through the accumulation
+        # (types.py model_fsdp_ag_once; refused with pipeline parallelism); new-user pass 57b found the plan's
+        # per-step gather listed as "not a config option here"
+        out["model_fsdp_ag_once"] = True
     out["optimizer_memory_host_offload"] = p.offload_optimizer
     out["max_target_length"] = tr.seq_len
     if tr.precision.name == "fp32-params":  # MaxText's default: fp32 weights (no master copy), bf16 compute
@@ -258,8 +263,10 @@ def _remat_overrides(p) -> dict:
 
 
 def write(ctx: ExportContext) -> str:
-    """The YAML text: header comments, then the overrides (``python -m MaxText.train base.yml`` reads them
-    as a config file or as ``key=value`` pairs).
+    """The YAML text: header comments, ``base_config: base.yml``, then the overrides. MaxText's pyconfig
+    (``_load_config``) merges a file's ``base_config`` parent under it, looked up beside the file and then in
+    MaxText's own configs folder, so ``python -m MaxText.train FILE`` runs it; without the line only the overrides
+    load and base.yml's keys are missing (new-user pass 57b). The same keys also work as ``key=value`` overrides.
 
     Raises:
         ConfigError: see the module docstring.
@@ -270,7 +277,9 @@ def write(ctx: ExportContext) -> str:
                  "float32 (fp32 weights, no master copy): --precision fp32-params prices what this file runs "
                  "(bf16 weights: --precision bf16-mixed --optimizer-dtype bf16, weight_dtype bfloat16)"]
     extra += xla_gpu_flag_lines(ctx)
-    return comment_block(ctx, EXPORTER, extra) + yaml.safe_dump(overrides(ctx), sort_keys=False)
+    extra.append("run: python -m MaxText.train THIS_FILE run_name=... (base_config pulls in MaxText's base.yml)")
+    return comment_block(ctx, EXPORTER, extra) + yaml.safe_dump({"base_config": "base.yml", **overrides(ctx)},
+                                                                sort_keys=False)
 
 
 #: XLA:GPU flags under which a scanned layer's FSDP AllGather of the next iteration's weights overlaps this one's
@@ -432,7 +441,8 @@ def launcher_topology(text: str) -> tuple[int | None, int | None, str]:
 
 #: MaxText keys (besides ici_* / dcn_*) one of which a MaxText config has (MaxText configs/base.yml)
 _MAXTEXT_KEYS = ("per_device_batch_size", "remat_policy", "max_target_length",
-                 "num_pipeline_microbatches", "shard_optimizer_over_data", "model_name", "base_config")
+                 "num_pipeline_microbatches", "shard_optimizer_over_data", "model_name", "base_config",
+                 "model_fsdp_ag_once")
 
 
 #: a word that runs MaxText's training (``python3 -m MaxText.train``, ``MaxText/train.py``, ``src/MaxText/train.py``,
@@ -529,6 +539,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     if per_device * n != int(per_device * n):
         notes.append(f"per_device_batch_size={per_device} x {n} devices = {per_device * n:g} is not whole: MaxText "
                      f"trains on int() of it, {int(per_device * n)} sequences per microbatch step")
+    _check_per_device(per_device, n, dp, pp)
     m = int(_number(cfg, "num_pipeline_microbatches", ga))
     values = dict(dp=dp, zero_stage=zero, dp_shard=deg["fsdp"] * deg["expert"] if zero == 3 else None, tp=tp,
                   sp=tp > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
@@ -536,6 +547,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                   offload_activation_layers=_offloaded_layers(cfg, text, notes),
                   offload_optimizer=flag(cfg, "optimizer_memory_host_offload", "MaxText"))
     values["recompute"], values["remat_saved"] = _recompute(cfg, notes)
+    if flag(cfg, "model_fsdp_ag_once", "MaxText") and zero == 3:
+        values["zero3_gather"] = "per_step"  # ZeroOneTransformer: one gather per step (overrides' model_fsdp_ag_once)
     if pp > 1:
         if values["offload_activation_layers"]:
             raise ConfigError(f"MaxText decoder_layer_input: offload with ici/dcn_pipeline_parallelism={pp}: the "
@@ -557,6 +570,25 @@ def read(text: str, devices: int | None = None) -> Imported:
     return Imported(parallel_from(values), devices=n, seq_len=seq_len, global_batch=B,
                     framework="maxtext", precision=precision, optimizer_dtype=optimizer,
                     moe_capacity_factor=capacity, notes=tuple(notes), attention=attention)
+
+
+def _check_per_device(per_device: float, n: int, dp: int, pp: int) -> None:
+    """Refuse a ``per_device_batch_size`` whose microbatch step, ``int(per_device x n)`` sequences, the ``dp`` data
+    ranks cannot share (no pipeline; with one, the pipeline's microbatches split the step instead).
+
+    Raises:
+        ConfigError: naming per_device_batch_size (the key the file sets; breaker pass 57: the error blamed a
+            global_batch_size the file does not have), legal: multiples of dp / n.
+    """
+    step = int(per_device * n)
+    if pp > 1 or (step >= dp and step % dp == 0):
+        return
+    unit = dp / n
+    legal = [round(unit * k, 6) for k in range(max(1, int(per_device / unit)), int(per_device / unit) + 3)]
+    raise ConfigError(f"MaxText per_device_batch_size={per_device:g} x {n} devices = {step} sequences per step, not a "
+                      f"multiple of the {dp} data-parallel ranks (data x fsdp x expert); legal per_device_batch_size: "
+                      f"multiples of {unit:g} ({', '.join(f'{v:g}' for v in legal)})",
+                      field="per_device_batch_size", value=per_device, legal=legal)
 
 
 #: MaxText's ``attention`` values (src/MaxText/configs/base.yml: "Supported attention: autoselected, dot_product,
@@ -965,6 +997,7 @@ def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
 
 
 EXPORTER = Exporter(name="maxtext", title="MaxText", source=SOURCE, suffix=".yml",
-                    expresses=("offload_optimizer", "offload_activation_layers", "remat_saved"), write=write, read=read,
+                    expresses=("offload_optimizer", "offload_activation_layers", "remat_saved", "zero3_gather"),
+                    write=write, read=read,
                     precisions=("bf16-mixed", "fp32-params"), optimizer_dtypes=("fp32", "bf16"),
                     seq_key="max_target_length")

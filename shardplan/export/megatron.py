@@ -762,6 +762,7 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
     first, last = a.decoder_first_pipeline_num_layers, a.decoder_last_pipeline_num_layers
     middle = None
     chunks = a.num_virtual_stages_per_pipeline_rank or a.virtual_pipeline_model_parallel_size  # current, older name
+    _check_virtual_flags(a)
     if first is not None or last is not None:
         out["pp_layers"] = _uneven_split(a.num_layers, pp, first, last)
         middle = out["pp_layers"][1] if pp > 2 else None
@@ -793,6 +794,22 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
         if v > 1:  # one virtual stage per rank (k = the stage's layers) is the 1F1B schedule; an interleaved plan
             out.update(schedule="interleaved", virtual_stages=v)  # needs 2 or more
     return out
+
+
+def _check_virtual_flags(a: argparse.Namespace) -> None:
+    """Refuse ``--num-layers-per-virtual-pipeline-stage`` with ``--num-virtual-stages-per-pipeline-rank``: arguments.py
+    validate_args asserts "--num-layers-per-virtual-pipeline-stage and --num-virtual-stages-per-pipeline-rank cannot be
+    set at the same time" (breaker pass 57: both read, the chunk count kept silently).
+
+    Raises:
+        ConfigError: naming both flags, legal: one of them.
+    """
+    if a.num_layers_per_virtual_pipeline_stage is not None and a.num_virtual_stages_per_pipeline_rank is not None:
+        raise ConfigError(f"--num-layers-per-virtual-pipeline-stage {a.num_layers_per_virtual_pipeline_stage} with "
+                          f"--num-virtual-stages-per-pipeline-rank {a.num_virtual_stages_per_pipeline_rank}: "
+                          "Megatron-LM refuses the two together; legal: one of them", field="virtual_stages",
+                          value=a.num_virtual_stages_per_pipeline_rank,
+                          legal=["--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank"])
 
 
 def _virtual_from_layers(a: argparse.Namespace, pp: int, per_stage: int | None) -> int:
@@ -882,16 +899,23 @@ def _uneven_split(num_layers: int | None, pp: int, first: int | None, last: int 
             raise ConfigError(f"--decoder-{flag}-pipeline-num-layers {v}: legal: 0 or more", field="pp_layers", value=v)
     others = pp - (first is not None) - (last is not None)
     rest = num_layers - (first or 0) - (last or 0)
+    # pp = 2 with both flags: no other stage, first + last must be every layer (breaker pass 57: "the other 0 stages")
+    legal = (f"first + last = {num_layers} (no other stage at pp=2)" if others == 0 else
+             f"first + last at most {num_layers}, the rest a multiple of the {others} other stage"
+             f"{'s' if others != 1 else ''}")
     if rest < 0:
         raise ConfigError(f"the first ({first or 0}) and last ({last or 0}) stages' layers add up to "
-                          f"{(first or 0) + (last or 0)}, more than --num-layers {num_layers}; legal: first + last at "
-                          f"most {num_layers}, the rest a multiple of the {others} other stages", field="pp_layers",
-                          value=(first or 0) + (last or 0))
-    if (others == 0 and rest) or (others and rest % others) or (others and rest == 0 and pp > 2):
+                          f"{(first or 0) + (last or 0)}, more than --num-layers {num_layers}; legal: {legal}",
+                          field="pp_layers", value=(first or 0) + (last or 0))
+    if others == 0 and rest:
+        raise ConfigError(f"--decoder-first-pipeline-num-layers {first} + --decoder-last-pipeline-num-layers {last} = "
+                          f"{first + last}, not --num-layers {num_layers}: with pp=2 the two stages hold every layer; "
+                          f"legal: {legal}", field="pp_layers", value=first + last)
+    if (others and rest % others) or (others and rest == 0 and pp > 2):
         raise ConfigError(f"--num-layers {num_layers} minus the first ({first}) and last ({last}) stages' layers leaves "
                           f"{rest} for the other {others} stages: not an even split of at least one layer each "
-                          "(Megatron-LM asserts an even split; a middle stage without layers runs nothing)",
-                          field="pp_layers", value=rest)
+                          f"(Megatron-LM asserts an even split; a middle stage without layers runs nothing); legal: "
+                          f"{legal}", field="pp_layers", value=rest)
     middle = rest // others if others else 0
     return ((middle if first is None else first),) + (middle,) * (pp - 2) + ((middle if last is None else last),)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -165,6 +165,8 @@ class Translated:
     text: str
     keys: dict[str, str]
     kind: str = "NeMo 1.x"
+    #: this file's own rewordings, applied last (a ``trainer.precision: 32`` the flags cannot carry)
+    phrases: dict[str, str] = field(default_factory=dict)
 
     def rename(self, message: str) -> str:
         """``message`` with each Megatron-LM flag of :attr:`keys` (or of the key tables, for a flag the file does
@@ -174,7 +176,10 @@ class Translated:
             message = message.replace(phrase, wording)
         message = re.sub(r"--[a-z0-9][a-z0-9-]*", lambda m: known.get(m.group(0), m.group(0)), message)
         # two flags of one key ("no --bf16 / --fp16" -> "no trainer.precision / trainer.precision"): the key once
-        return re.sub(r"\b([\w.]+) / \1\b", r"\1", message)
+        message = re.sub(r"\b([\w.]+) / \1\b", r"\1", message)
+        for phrase, wording in self.phrases.items():
+            message = message.replace(phrase, wording)
+        return message
 
     def renamed(self, err: ConfigError) -> ConfigError:
         """``err`` reworded by :meth:`rename`, its field, value and legal values kept."""
@@ -290,7 +295,16 @@ def translate(text: str) -> Translated | None:
     nemo = "trainer" in doc
     words += _nemo_flags(doc) if nemo else _bridge_flags(doc)
     return Translated(" ".join(dict.fromkeys(words)), {**(NEMO_KEYS if nemo else BRIDGE_KEYS), **keys},
-                      "NeMo 1.x" if nemo else "Megatron-Bridge ConfigContainer")
+                      "NeMo 1.x" if nemo else "Megatron-Bridge ConfigContainer", _file_phrases(doc, nemo))
+
+
+def _file_phrases(doc: dict, nemo: bool) -> dict[str, str]:
+    """:attr:`Translated.phrases` of a file: a NeMo ``trainer.precision`` of 32 / 32-true / 64 has no Megatron-LM flag,
+    so the fp32 note names the key as given (breaker pass 57: "no trainer.precision" beside ``precision: 32``)."""
+    precision = _value(doc, "trainer", "precision") if nemo else None
+    if precision is None or _nemo_precision(doc):
+        return {}
+    return {"no trainer.precision: Megatron-LM trains in fp32": f"trainer.precision {precision}: fp32"}
 
 
 #: the mapped keys that take a list (Megatron-Core's recompute_modules and cuda_graph_scope)

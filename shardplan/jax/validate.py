@@ -107,7 +107,7 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     _check_covered(layout.parallel, training)
     cfg = cfg or TrainConfig(compute_dtype="float32")
     tr = runtime_training(training, cfg.compute_dtype)
-    why = static_not_covered(layout, tr)
+    why = static_not_covered(layout, tr, model)
     if why:  # known from the plan: refused before a compile of many seconds
         raise NotCovered(why)
     t0 = time.perf_counter()

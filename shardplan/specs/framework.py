@@ -627,7 +627,7 @@ class FrameworkProfile(BaseModel):
     sp_seq_dim_copies: bool = False
     lazy_grads: bool = False
     named_remat: bool = False
-    device_kinds: tuple[Literal["gpu", "tpu"], ...] = ("gpu",)
+    device_kinds: tuple[Literal["gpu", "tpu"], ...] = Field(default=("gpu",), min_length=1)
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True
     expert_tensor_parallel: bool = True

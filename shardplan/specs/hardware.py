@@ -321,9 +321,14 @@ class HardwareSpec(BaseModel):
     def _reserve(self) -> "HardwareSpec":
         if self.usable_hbm_bytes() <= 0:
             from shardplan.errors import ConfigError
+            # usable = hbm (1 - fraction) - bytes > 0: the legal bound of each with the other as given (breaker 57)
+            max_bytes = self.hbm_bytes * (1.0 - self.runtime_reserve_fraction)
+            max_fraction = 1.0 - self.runtime_reserve_bytes / self.hbm_bytes
             raise ConfigError(f"runtime_reserve_bytes={self.runtime_reserve_bytes:.3g} and runtime_reserve_fraction="
                               f"{self.runtime_reserve_fraction} leave no usable memory of hbm_bytes="
-                              f"{self.hbm_bytes:.3g}", field="runtime_reserve_bytes", value=self.runtime_reserve_bytes)
+                              f"{self.hbm_bytes:.3g}; legal: runtime_reserve_bytes below {max(max_bytes, 0.0):.3g} with "
+                              f"this fraction, or runtime_reserve_fraction below {max(max_fraction, 0.0):.4g} with "
+                              "these bytes", field="runtime_reserve_bytes", value=self.runtime_reserve_bytes)
         return self
 
     def runs_dtype(self, dtype: str) -> bool:
