@@ -473,3 +473,16 @@ def test_maxtext_export_writes_and_reads_the_per_step_gather(tmp_path):
     assert read(text).parallel.zero3_gather == "per_step"
     plain = _export(tmp_path, "maxtext", "--zero-stage", "3").read_text()
     assert "model_fsdp_ag_once" not in plain
+
+
+def test_export_header_carries_the_band_and_says_when_the_prediction_is_above_it(tmp_path):
+    # new-user pass 57b: a Mixtral-8x7B v6e MaxText file was headed by 49.8% MFU, above every held-out run's band
+    out = tmp_path / "mx.yml"
+    r = _cli(["export", "-m", "mixtral-8x7b", "-H", "tpu-v6e", "-n", "256", "-s", "4096", "-b", "3072", "--dp", "128",
+              "--cp", "2", "--ep", "8", "--zero-stage", "3", "--to", "maxtext", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in out.read_text().splitlines() if "80% band" in x)
+    assert "is above the whole band" in line
+    text = _export(tmp_path, "megatron", "--tp", "2").read_text()
+    band = next(x for x in text.splitlines() if "80% band" in x)
+    assert "above the whole band" not in band  # a dense H100 Megatron plan sits inside its band

@@ -320,6 +320,21 @@ def _host_memory_text(e) -> str:
     return f"; host memory per host: {per_host / 2**30:,.1f} GiB{of}"
 
 
+def _band_lines(e) -> list[str]:
+    """The held-out 80% band of the prediction (:func:`shardplan.accuracy_band.estimate_band`), as ``estimate``
+    prints it, and whether the prediction lies above it ([] without a band): new-user pass 57b found TPU exports headed
+    by MFUs above the planner's own band, with nothing said."""
+    from shardplan.accuracy_band import band_text, estimate_band
+    band = estimate_band(e)
+    if band is None:
+        return []
+    per_device = e.tokens_per_s / e.layout.n_devices
+    high = band.measured_range(per_device)[1]
+    above = (f"; the prediction ({per_device:,.0f}) is above the whole band: the planner has been fast on at least 90% "
+             "of such runs" if per_device > high else "")
+    return [f"80% band of measured tokens/s for such a prediction: {band_text(band, per_device)}{above}"]
+
+
 def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
     """The comment block every exported file opens with (without comment markers): model, hardware,
     layout, predicted step time, MFU and memory per device, the framework's source, the runtime
@@ -341,7 +356,8 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
            if e.training.precision.quantized else "") + "; "
         f"memory per device: "
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
-        f"{'' if e.fits else ' (does NOT fit)'}{_host_memory_text(e)}; bound by {e.bound}",
+        f"{'' if e.fits else ' (does NOT fit)'}{_host_memory_text(e)}; bound by {e.bound_by}",
+        *_band_lines(e),
         "runtime behaviour assumed (not a config option here): "
         + ", ".join(f"{f}={getattr(p, f)}" for f in BEHAVIOUR_FIELDS if f not in exporter.expresses)
         # the routing the MoE costs were priced with is the run's data, not a config option (breaker pass 2)
