@@ -486,3 +486,35 @@ def test_export_header_carries_the_band_and_says_when_the_prediction_is_above_it
     text = _export(tmp_path, "megatron", "--tp", "2").read_text()
     band = next(x for x in text.splitlines() if "80% band" in x)
     assert "above the whole band" not in band  # a dense H100 Megatron plan sits inside its band
+
+
+def test_scale_down_keeps_softcaps_and_the_routed_share():
+    # new-user pass 57b: Qwen3-30B-A3B scaled to 4 experts kept top 8 -> 4 (every expert on every token); Gemma 2's
+    # softcaps were dropped by the runtime
+    pytest.importorskip("jax")
+    from shardplan.jax.model import scale_down
+    from shardplan.presets.models import MODELS
+    q = scale_down(MODELS["qwen3-30b-a3b"], d_model=64, n_layers=2)
+    assert (q.n_experts, q.top_k) == (4, 1)  # round(4 x 8 / 128) = 0 -> at least 1
+    d = scale_down(MODELS["dbrx-base"] if "dbrx-base" in MODELS else MODELS["mixtral-8x7b"], d_model=64, n_layers=2)
+    assert d.top_k < d.n_experts
+    g = scale_down(MODELS["gemma-2-9b"], d_model=64, n_layers=2)
+    assert (g.attention_softcap, g.final_logit_softcap) == (50.0, 30.0)
+
+
+def test_runtime_applies_gemma2_softcaps():
+    # the capped logits never exceed the cap; the uncapped model's can
+    pytest.importorskip("jax")
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    from shardplan.jax.model import Transformer, scale_down
+    from shardplan.presets.models import MODELS
+    g = scale_down(MODELS["gemma-2-9b"], d_model=64, n_layers=2).model_copy(update={"final_logit_softcap": 0.5})
+    model = Transformer(g, nnx.Rngs(0))
+    tokens = jnp.arange(32, dtype=jnp.int32).reshape(1, 32) % 256
+    logits = model(tokens)
+    assert float(jnp.max(jnp.abs(logits))) <= 0.5 + 1e-6
+    plain = Transformer(g.model_copy(update={"final_logit_softcap": None}), nnx.Rngs(0))
+    assert float(jnp.max(jnp.abs(plain(tokens)))) > 0.5

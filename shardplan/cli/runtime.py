@@ -22,8 +22,9 @@ MAX_HOST_DEVICES = 1024
 ScaleOpt = Annotated[bool, typer.Option("--scale-down/--no-scale-down",
                                         help="shrink the model for CPU devices: layers, d_model, heads (at most 8, "
                                              "the n_heads / n_kv_heads ratio kept), vocabulary (256) and routed "
-                                             "experts (at most 4); the architecture (MLP, norms, QK-norm, windows, "
-                                             "MoE mix) is kept")]
+                                             "experts (at most 4, top-k scaled to keep the routed share, at least 1 "
+                                             "and fewer than the experts); the architecture (MLP, norms, QK-norm, "
+                                             "windows, softcaps, MoE mix) is kept")]
 DModelOpt = Annotated[int, typer.Option("--scale-d-model", help="d_model after --scale-down")]
 LayersOpt = Annotated[int, typer.Option("--scale-layers", help="layers after --scale-down")]
 RuleOpt = Annotated[Optional[list[str]], typer.Option("--rule", help="override a logical rule: LOGICAL=AXES, "

@@ -278,7 +278,7 @@ class Attention(nnx.Module):
             self.q_norm = self.k_norm = None
         # attention sinks: one learned logit per head in every softmax denominator (GPT-OSS)
         self.sinks = _param(rngs, zeros, (h,), ("heads",)) if m.attention_sinks else None
-        self.window, self.clip = window, m.clip_qkv
+        self.window, self.clip, self.softcap = window, m.clip_qkv, m.attention_softcap
 
     def _init_qkv(self, m: ModelSpec, rngs: nnx.Rngs, fused: bool) -> None:
         """The Q/K/V projection: one fan-in (d) draw of shape (d, g, r + 2, k), kept fused or split."""
@@ -369,6 +369,8 @@ class Attention(nnx.Module):
         kk = constrain(kk, ("act_batch", None, groups, None))
         v = constrain(v, ("act_batch", None, groups, None))
         scores = jnp.einsum("bqgrk,bsgk->bgrqs", qg, kk).astype(jnp.float32) / math.sqrt(self.k)
+        if self.softcap is not None:  # Gemma 2: c tanh(scores / c) before the mask (Gemma2Attention)
+            scores = self.softcap * jnp.tanh(scores / self.softcap)
         scores = constrain(scores, ("act_batch", groups, None, queries, None))
         mask = positions[:, None] >= positions[None, :]
         if window is not None:  # Mistral v0.1: a query sees its last `window` keys (itself included)
@@ -409,6 +411,10 @@ class Attention(nnx.Module):
         """Attention core as a K/V ring over cp (:func:`shardplan.jax.ring.ring_attention`; the
         sequence in the trainer's zig-zag order, ``positions`` the matching token positions): same
         shapes as :meth:`_gathered_core`."""
+        if self.softcap is not None:  # the ring's blockwise kernel has no softcap: refuse rather than drop it
+            raise ConfigError("attention softcapping (attention_softcap) with ring attention: the ring's blockwise "
+                              "kernel does not cap the scores; legal: --cp-attention allgather, or cp_comm a2a",
+                              field="cp_attention", value="ring", legal=["allgather", "a2a"])
         kk = constrain(kk, ("act_batch", "act_seq", "act_kv_heads", None))
         v = constrain(v, ("act_batch", "act_seq", "act_kv_heads", None))
         sinks = None if self.sinks is None else self.sinks[...]
@@ -946,6 +952,7 @@ def unsupported_features(model: ModelSpec) -> list[str]:
         One phrase per unsupported feature (empty when the runtime trains the model as specified).
     """
     attn_extras = (("qk_norm", model.qk_norm != "none"), ("attention_sinks", model.attention_sinks),
+                   ("attention_softcap", model.attention_softcap is not None),
                    ("sliding_window", model.sliding_window is not None),
                    ("qkv_bias", model.qkv_bias or model.linear_bias), ("attn_out_bias", model.attn_out_bias),
                    ("clip_qkv", model.clip_qkv is not None))
@@ -1004,7 +1011,7 @@ class Transformer(nnx.Module):
             raise ConfigError(f"recompute={remat!r} is unknown; legal: {', '.join(REMAT_POLICIES)}",
                               field="recompute", value=remat, legal=REMAT_POLICIES)
         self.remat = remat
-        self.tied = model.tied_embeddings
+        self.tied, self.final_softcap = model.tied_embeddings, model.final_logit_softcap
         d, v = model.d_model, model.vocab_size
         self.embed = _param(rngs, _normal(0.02), (v, d), ("vocab", "embed"))
         self.pos_embed = (_param(rngs, _normal(0.02), (model.max_position_embeddings, d), ("position", "embed"))
@@ -1052,6 +1059,8 @@ class Transformer(nnx.Module):
             logits = jnp.einsum("bsd,vd->bsv", x, self.embed[...])
         else:
             logits = jnp.einsum("bsd,dv->bsv", x, self.lm_head[...])
+        if self.final_softcap is not None:  # Gemma 2: c tanh(logits / c) (Gemma2ForCausalLM final_logit_softcapping)
+            logits = self.final_softcap * jnp.tanh(logits / self.final_softcap)
         return constrain(logits, ("act_batch", "act_seq", "act_vocab"))
 
 
@@ -1126,16 +1135,25 @@ def _round_to(x: float, m: int) -> int:
     return max(m, int(round(x / m)) * m)
 
 
+def _scaled_top_k(model: ModelSpec, e: int) -> int:
+    """Top-k of a scaled-down MoE with ``e`` experts: the routed share k / E kept (Qwen3-30B-A3B's top 8 of 128 became
+    top 4 of 4, every expert on every token: new-user pass 57b), at least 1 and fewer than ``e`` where the model routes
+    (k < E); k itself where every expert already runs."""
+    if model.top_k >= model.n_experts or e <= 1:
+        return min(model.top_k, e)
+    return min(e - 1, max(1, round(e * model.top_k / model.n_experts)))
+
+
 def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads: int = 8,
                min_kv_heads: int = 1, vocab_size: int = 256, max_experts: int = 4,
                width_multiple: int = 16) -> ModelSpec:
     """A CPU-sized copy of a model with the same architecture and head ratio.
 
-    Keeps: n_heads / n_kv_heads, the MLP kind, norm, biases, tying, positions, ffn_dim / d_model
-    (rounded to ``width_multiple``), MoE top_k (capped by the expert count) and the dense/MoE layer
-    mix, QK-norm, sinks, the Q/K/V clamp, the sliding window (in tokens) and its full-attention
-    interval, the norm count and the embedding norm. Shrinks: layers, d_model, heads (to at most
-    ``max_heads`` unless the ratio alone is larger), vocabulary (byte-level data needs >= 256), experts.
+    Keeps: n_heads / n_kv_heads, the MLP kind, norm, biases, tying, positions, ffn_dim / d_model (rounded to
+    ``width_multiple``), MoE routed share (:func:`_scaled_top_k`) and the dense/MoE layer mix, QK-norm, sinks, the
+    Q/K/V clamp, softcaps, the sliding window (in tokens) and its full-attention interval, the norm count and the
+    embedding norm. Shrinks: layers, d_model, heads (to at most ``max_heads`` unless the ratio alone is larger),
+    vocabulary (byte-level data needs >= 256), experts.
 
     Args:
         model: the full-size spec.
@@ -1161,8 +1179,7 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
                           value=model.name)
     ratio = model.n_heads // model.kv_heads
     kv = max(1, min(model.kv_heads, max(max_heads // ratio, 1)))
-    if model.kv_heads >= min_kv_heads:
-        kv = max(kv, min_kv_heads)
+    kv = max(kv, min_kv_heads) if model.kv_heads >= min_kv_heads else kv
     heads = ratio * kv
     head_dim = max(8, d_model // heads)
     layers = min(model.n_layers, n_layers)
@@ -1175,13 +1192,14 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
         qk_norm=model.qk_norm, attention_sinks=model.attention_sinks, clip_qkv=model.clip_qkv,
         sliding_window=model.sliding_window, full_attention_interval=model.full_attention_interval,
         norms_per_layer=model.norms_per_layer, embedding_norm=model.embedding_norm, attn_out_bias=model.attn_out_bias,
-        mlp_bias=model.mlp_bias, lm_head_bias=model.lm_head_bias, source=f"scale_down({model.name})")
+        attention_softcap=model.attention_softcap, final_logit_softcap=model.final_logit_softcap, mlp_bias=model.mlp_bias,
+        lm_head_bias=model.lm_head_bias, source=f"scale_down({model.name})")
     if model.is_mla:  # latents half the width, per-head widths as the scaled head_dim (rope half, even)
         kw.update(head_dim=None, kv_lora_rank=d_model // 2, q_lora_rank=d_model // 2 if model.q_lora_rank else None,
                   qk_nope_head_dim=head_dim, qk_rope_head_dim=max(2, head_dim // 4 * 2), v_head_dim=head_dim)
     if model.is_moe:
         e = min(model.n_experts, max_experts)
-        kw.update(n_experts=e, top_k=min(model.top_k, e), router_bias=model.router_bias,
+        kw.update(n_experts=e, top_k=_scaled_top_k(model, e), router_bias=model.router_bias,
                   expert_ffn_dim=_round_to(model.expert_ffn / model.d_model * d_model, width_multiple),
                   n_shared_experts=min(model.n_shared_experts, 1),
                   n_dense_layers=min(model.n_dense_layers, layers - 1))
