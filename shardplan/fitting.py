@@ -73,9 +73,7 @@ def scaled_isolated(hw: HardwareSpec, matmul_efficiency: float) -> float | None:
     gpu_matmul_scale`` (torchtitan on an H100: 0.73 / 1.32 = 0.553 < the preset's 0.59), so with the ceiling held a
     torchtitan fit could not move it (new-user pass 57: 30 % slower records left it at 0.59)."""
     iso = hw.isolated_matmul_efficiency
-    if iso is None or hw.matmul_efficiency <= 0:
-        return None
-    return min(1.0, iso * matmul_efficiency / hw.matmul_efficiency)
+    return None if iso is None else min(1.0, iso * matmul_efficiency / hw.matmul_efficiency)
 
 
 def apply(params: Sequence[Parameter], values: Sequence[float], hw: HardwareSpec,

@@ -446,7 +446,7 @@ def test_kv_replication_keeps_one_whole_kv_head_per_rank():
     p8 = stage_params(m, validate(ParallelConfig(tp=8), m, tr, 8), 0).dense
     # K and V per layer at tp 8: 2 x 8192 x 128 each rank; at tp 16 the same (one replicated head), the rest halves
     kv = 80 * 2 * 8192 * 128
-    assert p16 - kv / 1 == pytest.approx((p8 - kv) / 2, rel=1e-9)
+    assert p16 - kv == pytest.approx((p8 - kv) / 2, rel=1e-9)
 
 
 def test_kv_replication_is_not_covered_by_validate():
@@ -496,8 +496,8 @@ def test_scale_down_keeps_softcaps_and_the_routed_share():
     from shardplan.presets.models import MODELS
     q = scale_down(MODELS["qwen3-30b-a3b"], d_model=64, n_layers=2)
     assert (q.n_experts, q.top_k) == (4, 1)  # round(4 x 8 / 128) = 0 -> at least 1
-    d = scale_down(MODELS["dbrx-base"] if "dbrx-base" in MODELS else MODELS["mixtral-8x7b"], d_model=64, n_layers=2)
-    assert d.top_k < d.n_experts
+    x = scale_down(MODELS["mixtral-8x7b"], d_model=64, n_layers=2)
+    assert (x.n_experts, x.top_k) == (4, 1)  # round(4 x 2 / 8) = 1: a quarter of the experts, as top 2 of 8
     g = scale_down(MODELS["gemma-2-9b"], d_model=64, n_layers=2)
     assert (g.attention_softcap, g.final_logit_softcap) == (50.0, 30.0)
 

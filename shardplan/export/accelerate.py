@@ -187,17 +187,11 @@ def _degrees(cfg: dict, n: int, hybrid: bool, machines: int) -> tuple[int, int, 
     dp = n with the HYBRID strategies sharding over one machine's processes.
 
     Raises:
-        ConfigError: degrees that do not multiply to num_processes, naming them; a HYBRID strategy whose
-            num_machines does not divide num_processes (each machine's processes are one shard group).
+        ConfigError: degrees that do not multiply to num_processes, naming them (num_machines not dividing
+            num_processes is refused before, :func:`_check_launch`: each machine's processes are one HYBRID shard group).
     """
     par = section(cfg, "parallelism_config", "Accelerate")
     if not par:
-        if hybrid and n % machines:
-            legal = [m for m in range(1, n + 1) if n % m == 0]
-            raise ConfigError(f"Accelerate HYBRID sharding with num_processes={n} over num_machines={machines}: each "
-                              "machine's processes are one shard group, so the machines must divide the processes; "
-                              f"legal num_machines: {', '.join(map(str, legal))}", field="num_machines",
-                              value=machines, legal=legal)
         return n, n // machines if hybrid else n, 1, 1
     rep, shard, tp, cp = (whole(par, f"parallelism_config_{k}_size", "Accelerate", 1, where="parallelism_config.")
                           for k in ("dp_replicate", "dp_shard", "tp", "cp"))
@@ -268,7 +262,8 @@ def _precision(cfg: dict) -> str:
 
 def _check_launch(cfg: dict, n: int, machines: int) -> None:
     """Refuse what ``accelerate launch`` would not run as ``n`` accelerators: ``use_cpu: true`` (a CPU run) and
-    ``num_processes`` not a multiple of ``num_machines`` (each machine starts num_processes / num_machines).
+    ``num_processes`` not a multiple of ``num_machines`` (each machine starts num_processes / num_machines; under a
+    HYBRID strategy one machine's processes are one shard group).
 
     Raises:
         ConfigError: naming the key and the legal values.
