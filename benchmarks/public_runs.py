@@ -7110,3 +7110,50 @@ S57B_S_ROWS = (
 
 
 SCOUTED_2026_12BJ = S57B_F_ROWS + S57B_S_ROWS
+
+
+# Fifty-eighth scouting pass (2026-12, Mixture-of-Experts; never fitted on; SCOUTED_2026_12BK). Names carry _S58_.
+# Row format as PUBLIC_CHECKS. Model files new in this pass: benchmarks/models/{megascale-moe-internal-352b,
+# deepspeed-moe-1.3b-moe128}.json.
+#
+# Sources (quotes and arithmetic in the scout's notes, summarised in docs/accuracy.md):
+#   M  Jin et al. 2025, "MegaScale-MoE: Large-Scale Communication-Efficient Training of Mixture-of-Experts Models in
+#      Production", arXiv 2505.11432 (stored transcription, code-index id 62112311081). Sec. 6.1: stock Megatron-LM at
+#      commit f1f03922 "adopts TP within each node ... configured with a PP size of 15", "a uniform TP size across all
+#      components" (experts tensor-split, etp = tp = 8, ep 1), "Sequence length is 8,192", global batch 720, H800.
+#      Table 3 (strong scaling): GPUs, iteration time (s), throughput (tokens/s).
+#   D  Rajbhandari et al. 2022, "DeepSpeed-MoE", arXiv 2201.05596, Table 3: "1.3B+MoE-128 | 372" training samples
+#      per second on 128 A100; the recipe microsoft/Megatron-DeepSpeed examples_deepspeed/MoE/
+#      ds_pretrain_gpt_1.3B_MoE128.sh @ 8d90491e: seq 2048, global batch 512, EP = GPUs, capacity factor 1.0 with
+#      token drop, activation checkpointing, ZeRO-1, bf16.
+#
+# Selection rules (fixed BEFORE any row was priced; no row dropped afterwards): M1 every Megatron-LM row of Table 3
+# (5 rows); D1 the one MoE row of DeepSpeed-MoE's Table 3. MegaScale-MoE's own rows (a system the planner has no
+# profile for) are not taken. Conversion: M tokens/s/GPU = printed tokens/s / GPUs (151.1k / 240 = 629.6); D 372 x
+# 2048 / 128 = 5,952. The 352B model file carries one shared expert: Table 2's shapes give 341.3B where the paper says
+# 352B, and with the shared expert the paper's own MFU (32.48% / 27.89%) follows from its throughput (a correction
+# from the source's numbers, found after pricing, not from the planner's error).
+
+_S58_MS352 = MODELS_DIR + "megascale-moe-internal-352b.json"    # 351,860,133,888 params (paper: 352B)
+_S58_DS13 = MODELS_DIR + "deepspeed-moe-1.3b-moe128.json"       # 52,471,429,120 params (paper: 52B)
+# (GPUs, iteration time s, printed throughput tokens/s), Table 3's Megatron-LM block
+_S58_T3 = ((240, 39.94, 151.1e3), (480, 19.56, 301.1e3), (720, 13.70, 430.5e3), (960, 10.82, 550.2e3),
+           (1440, 7.90, 746.6e3))
+
+S58_M_ROWS = tuple(
+    (f"[B: EP1/ETP8, SP, ZeRO-1, MBS1, 1F1B, no AC, no TP overlap assumed; H800 preset network] MegaScale-MoE "
+     f"Table 3: stock Megatron-LM (f1f03922), Internal-352B (32 experts top-3, one shared) TP8 PP15 DP{n // 120}, "
+     f"seq 8192, GBS 720, {n} H800 ({tps / 1e3:.1f}k tokens/s, {it} s/iter)",
+     _S58_MS352, "H800", "megatron", "bf16-mixed", n, 8192, 720,
+     dict(tp=8, sp=True, pp=15, ep=1, zero_stage=1, microbatch_size=1, recompute="none"), round(tps / n, 1), None)
+    for n, it, tps in _S58_T3)
+
+S58_D_ROWS = (
+    ("[B: A100 40GB (Azure ND A100 v4) assumed; MBS 4 = GBS/128 (the recipe's BATCH_SIZE=16 is for 8 GPUs); "
+     "capacity factor 1.0, ZeRO-1, bf16, full AC as the recipe] DeepSpeed-MoE Table 3: 1.3B+MoE-128 (52B, top-1, "
+     "MoE every other layer) DP128 EP128, seq 2048, GBS 512, 128 A100 (372 samples/s)",
+     _S58_DS13, "A100 40GB", "deepspeed", "bf16-mixed+moe_capacity_factor=1.0", 128, 2048, 512,
+     dict(ep=128, zero_stage=1, microbatch_size=4, recompute="full"), round(372 * 2048 / 128, 1), None),
+)
+
+SCOUTED_2026_12BK = S58_M_ROWS + S58_D_ROWS

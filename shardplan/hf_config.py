@@ -1058,6 +1058,7 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
                               "key out", field="text_config.model_type", value=kind, legal=list(legal))
         cfg = text
     _require(cfg, arch, *REQUIRED_KEYS.get(arch, ()))
+    _check_activation(cfg)
     fields = {**FAMILIES[arch](cfg), **_rope_and_eps(cfg)}
     coef = cfg.get("router_aux_loss_coef")  # Mixtral, Qwen2/3-MoE, OLMoE, GPT-OSS, PhiMoE, ...: the training loss's
     if fields.get("n_experts") and coef is not None:  # balancing weight (configuration_*.py), no cost
@@ -1066,6 +1067,30 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
                               field="router_aux_loss_coef", value=coef)
         fields["router_aux_loss_coef"] = float(coef)
     return fields
+
+
+#: the activation names transformers builds (transformers/activations.py ``ACT2CLS``; ``get_activation`` raises
+#: KeyError on any other, so a model with another name does not load)
+HF_ACTIVATIONS = ("gelu", "gelu_10", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh", "gelu_python_tanh",
+                  "gelu_accurate", "hardswish", "laplace", "leaky_relu", "linear", "mish", "quick_gelu", "relu",
+                  "relu2", "relu6", "sigmoid", "silu", "sqrtsoftplus", "swish", "tanh", "prelu", "xielu")
+#: the config keys that name the MLP's activation (LlamaConfig ``hidden_act``, Gemma ``hidden_activation``, GPT-2 /
+#: GPT-J ``activation_function``)
+ACTIVATION_KEYS = ("hidden_act", "hidden_activation", "activation_function")
+
+
+def _check_activation(cfg: Cfg) -> None:
+    """Refuse an activation name transformers does not build (the planner costs every activation alike, but a config
+    naming an unknown one is a typo or another library's model: transformers' ``ACT2FN[name]`` fails on it).
+
+    Raises:
+        ConfigError: naming the key, the value and :data:`HF_ACTIVATIONS`.
+    """
+    for key in ACTIVATION_KEYS:
+        value = cfg.get(key)
+        if value is not None and value not in HF_ACTIVATIONS:
+            raise ConfigError(f"config.json {key}={short_repr(value)} is not an activation transformers builds; legal: "
+                              f"{', '.join(HF_ACTIVATIONS)}", field=key, value=value, legal=list(HF_ACTIVATIONS))
 
 
 def _rope_and_eps(cfg: Cfg) -> Cfg:

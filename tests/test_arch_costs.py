@@ -175,10 +175,22 @@ def test_etp_collectives_mixtral():
     e2 = estimate(mix, hw, tr, ParallelConfig(tp=2, sp=True, ep=8, etp=2), 16)
     def tp_calls(e, tensor):
         return sum(c.count for c in e.collectives if c.axis == "tp" and c.tensor == tensor and c.scope == "layers")
-    # etp=2 (= tp): 10 SP rows per layer over tp; etp=1: the 5 MLP rows leave every (MoE) layer
+    # every layer keeps its 5 attention SP rows over tp; the MoE layers' MLP rows belong to the token dispatcher:
+    # etp=2 (= tp) gathers / scatters the dispatched tokens, 4 calls per layer (AG + RS forward, RS + AG backward,
+    # no weight-gradient re-gather); etp=1 has none
     m = 16 // 8  # microbatches: 16 sequences / dp 8
-    assert tp_calls(e2, "activations") == 10 * 32 * m and tp_calls(e2, "tokens") == 0
+    assert tp_calls(e2, "activations") == 5 * 32 * m and tp_calls(e2, "tokens") == 4 * 32 * m
     assert tp_calls(e1, "activations") == 5 * 32 * m and tp_calls(e1, "tokens") == 0
+    # one dispatcher gather: bf16 x (4,096 tokens / tp 2) x etp 2 x top_k 2 x d_model 4,096 = 67,108,864 B, twice
+    # the 33,554,432 B block input a dense layer's gather moves; exposed although tp_overlap hides the others
+    ag = [c for c in e2.collectives if c.tensor == "tokens" and c.op == "AllGather" and c.phase == "fwd"][0]
+    assert ag.group_size == 2 and ag.overlap == "exposed" and ag.exposed_s == ag.time_s
+    # AllGather bytes per device: (n - 1) / n of the gathered buffer, 32 layers x 2 microbatches
+    assert ag.bytes_per_device == pytest.approx(67_108_864 * 1 / 2 * 32 * m)
+    e3 = estimate(mix, hw, tr, ParallelConfig(tp=2, sp=True, ep=8, etp=2, tp_overlap=True), 16)
+    rows = [c for c in e3.collectives if c.axis == "tp" and c.scope == "layers"]
+    assert all(c.exposed_s < c.time_s for c in rows if c.tensor == "activations")
+    assert all(c.exposed_s == c.time_s and c.overlap == "exposed" for c in rows if c.tensor == "tokens")
 
 
 def test_etp_validation_names_field_and_legal_values():

@@ -264,15 +264,20 @@ def eager_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, t: int
 
 def routed_token_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
     """Bytes per local token and MoE layer of the routed tokens kept for the backward:
-    c x beta x load x top_k x h / sigma (beta = activation bytes, sigma = tp with sequence parallelism,
+    c x beta x load x top_k x h x g / sigma (beta = activation bytes, sigma = tp with sequence parallelism,
+    g = etp with it, else 1: the token dispatcher gathers the dispatched tokens over the expert-tp group before
+    the experts, Megatron-Core ``MoEAlltoAllTokenDispatcher`` ``gather_from_sequence_parallel_region``, and the
+    first grouped GEMM keeps the gathered rows;
     load = ``TrainingSpec.moe_load``, c = ``FrameworkProfile.moe_routed_copies``: 1 when the router
     probabilities are applied inside the expert's activation and only the first expert GEMM's
     input is kept (Megatron-core's alltoall / flex dispatchers), 2 when the weighting keeps a
     second copy). Under fp8 the first grouped GEMM keeps its copy at 1 byte (Transformer Engine
     ``GroupedLinear`` saves its quantized input): (beta - 1) x load x top_k x h / sigma less.
-    Example, Qwen3-30B-A3B (h 2048, top 8), tp 1, c = 1: bf16 2 x 8 x 2048 = 32,768 B; fp8 16,384 B."""
+    Example, Qwen3-30B-A3B (h 2048, top 8), tp 1, c = 1: bf16 2 x 8 x 2048 = 32,768 B; fp8 16,384 B; at tp 2
+    with sequence parallelism, etp 1: 16,384 B, etp 2: 32,768 B again."""
     beta, sigma = training.precision.activation_bytes, layout.seq_shard
-    routed = training.moe_load * model.top_k * model.d_model / sigma
+    gathered = layout.parallel.expert_tp if sigma > 1 else 1
+    routed = training.moe_load * model.top_k * model.d_model * gathered / sigma
     fp8_saving = (beta - 1) * routed if training.precision.quantized else 0.0
     return training.framework.moe_routed_copies * beta * routed - fp8_saving
 

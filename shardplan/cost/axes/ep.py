@@ -124,9 +124,19 @@ def collectives(ctx: StepContext) -> list[Collective]:
         purpose = "token all-gather / reduce-scatter (Megatron-LM's allgather dispatcher)"
     if p.moe_dispatcher == "deepep":
         # the AllToAll's payload scaled to the copies DeepEP sends: its time is set by the scale-out part
-        # (the NVLink forwarding inside the destination node runs beside it at ~9x the bandwidth)
-        per_node = group_split(p.ep, p.expert_tp, ctx.hw.scale_up_size)[0]
-        payload *= deepep_copy_share(ctx.model.n_experts, ctx.model.top_k, p.ep, per_node, ctx.training.moe_routing)
+        # (the NVLink forwarding inside the destination node runs beside it at ~9x the bandwidth). With etp > 1 the
+        # flex dispatcher runs over the etp x ep group and sends each token to every expert-tp rank of its experts
+        # (Megatron-Core MoEFlexTokenDispatcher: _DeepepManager(group=tp_ep_group, router_topk=tp_size x top_k,
+        # num_experts=tp_size x E)), no separate expert-tp gather: over etp x ep ranks (an expert's etp ranks
+        # adjacent, in one node) it sends a token once per node hit across nodes, as with etp = 1, and inside one
+        # node once per rank hit, etp x the ranks of the experts hit
+        etp, mdl = p.expert_tp, ctx.model
+        n, stride = p.ep * etp, 1
+        per_node = group_split(n, 1, ctx.hw.scale_up_size)[0]
+        if per_node < n:
+            payload *= deepep_copy_share(mdl.n_experts, mdl.top_k, n, per_node, ctx.training.moe_routing)
+        else:
+            payload *= etp * deepep_copy_share(mdl.n_experts, mdl.top_k, p.ep, p.ep, ctx.training.moe_routing)
         purpose = "token dispatch / combine (DeepEP: one copy per remote rank, or node across nodes)"
     phase = {"fwd": "forward", "bwd": "backward: their gradients" + (", and the recomputed forward's"
                                                                      if share == 1.0 else "")}

@@ -14,6 +14,8 @@ def schedules_markdown() -> str:
     parts = [
         ("tp, per layer, without sequence parallelism (`cost/axes/tp.py: MEGATRON`)", tp.MEGATRON),
         ("tp, per layer, with sequence parallelism (`SEQUENCE_PARALLEL`)", tp.SEQUENCE_PARALLEL),
+        ("tp, per MoE layer with etp > 1, in place of the MLP rows: the token dispatcher's gather / scatter over the "
+         "expert-tp group (`MOE_DISPATCH`)", tp.MOE_DISPATCH),
         ("tp, per microbatch, first stage: embedding (`EMBEDDING`, without / with SP)",
          tp.EMBEDDING[False] + tp.EMBEDDING[True]),
         ("tp, per microbatch, last stage: LM head (`HEAD`, without / with SP)", tp.HEAD[False] + tp.HEAD[True]),

@@ -20,12 +20,22 @@ the AllReduce of the norm-weight gradients (Megatron-LM ``_allreduce_layernorm_g
 2023) hides the per-layer activation collectives behind the stage's matmuls: only the part longer
 than the matmul time stays exposed.
 
-Expert tensor parallelism ``etp`` != tp (Megatron-LM ``--expert-tensor-parallel-size``; Liu et
-al. 2025, "MoE Parallel Folding", Sec. 3): an MoE layer keeps the attention rows of the tables over
-tp, but its MLP rows (the gather before gate/up, the scatter after down, their transposes and the
-weight-gradient re-gather) run over the etp group on the dispatched tokens, ``beta (u / tp) etp
-top_k h`` bytes each (each tp rank dispatches its sequence shard, top_k copies per token, balanced
-routing); with etp = 1 they vanish (every expert is whole on its rank).
+An MoE layer keeps the attention rows of the tables over tp, but in place of its MLP rows the token
+dispatcher gathers the tokens before the experts and reduce-scatters their outputs (``MOE_DISPATCH``:
+two calls per pass, no weight-gradient re-gather, as the grouped GEMMs keep the gathered tokens), over the expert tensor-parallel group (``etp``, Megatron-LM
+``--expert-tensor-parallel-size``, tp by default; Liu et al. 2025, "MoE Parallel Folding", Sec. 3) on
+the dispatched tokens, ``beta (u / tp) etp top_k load h`` bytes each (each tp rank dispatches its
+sequence shard, top_k copies per token, ``load`` = ``TrainingSpec.moe_load``, the busiest rank's
+share as the AllToAll's). Megatron-Core's ``MoEAlltoAllTokenDispatcher`` issues them itself after the
+AllToAll (``gather_from_sequence_parallel_region`` over the expert-tp group before the experts,
+``reduce_scatter_to_sequence_parallel_region`` after them, megatron/core/transformer/moe/
+token_dispatcher.py ``dispatch_postprocess`` / ``combine_preprocess``), in line on the compute stream,
+not through the Transformer Engine linears whose userbuffers ``tp_overlap`` chunks (MindSpeed's
+"alltoall dispatcher" note calls this gather serial and adds ``--moe-permutation-async-comm`` to
+overlap it), so they stay exposed with ``tp_overlap`` on. With etp = 1 they vanish (every expert is
+whole on its rank); with ``moe_dispatcher='allgather'`` the ep module gathers the tokens over the etp x
+ep group in their place, and with 'deepep' the flex dispatcher sends each token to every expert-tp rank of
+its experts over that group (:mod:`shardplan.cost.axes.ep`).
 """
 
 from __future__ import annotations
@@ -57,6 +67,16 @@ SEQUENCE_PARALLEL: tuple[LayerCall, ...] = (
     LayerCall("ReduceScatter", "bwd", "input gradient of gate/up (transpose of g)"),
     LayerCall("AllGather", "bwd", "attention block input re-gathered for the QKV weight gradient"),
     LayerCall("AllGather", "bwd", "MLP block input re-gathered for the gate/up weight gradient"),
+)
+#: per MoE layer with etp > 1: the token dispatcher's own collectives over the expert-tp group (module
+#: docstring; megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: the backward of an
+#: AllGather is a ReduceScatter and the reverse; the grouped GEMMs keep the gathered tokens for their weight
+#: gradients, so there is no re-gather as the sequence-parallel linears have)
+MOE_DISPATCH: tuple[LayerCall, ...] = (
+    LayerCall("AllGather", "fwd", "dispatched tokens gathered over the expert-tp group before the experts"),
+    LayerCall("ReduceScatter", "fwd", "expert outputs reduce-scattered back after the experts"),
+    LayerCall("ReduceScatter", "bwd", "gradient of the dispatched-token gather"),
+    LayerCall("AllGather", "bwd", "gradient of the expert-output reduce-scatter"),
 )
 #: per microbatch on the first stage: the vocab-parallel embedding's output
 EMBEDDING = {False: (LayerCall("AllReduce", "fwd", "embedding output (vocab-parallel lookup)"),),
@@ -127,7 +147,7 @@ def _rows(ctx: StepContext, act: float, sched: tuple[LayerCall, ...], share: flo
     label = "activations (sequence parallel)" if p.sp else "activations (Megatron f/g)"
     overlap = "tp_overlap" if p.tp_overlap else "exposed"
     etp, moe_l = p.expert_tp, ctx.moe_layers
-    if etp == p.tp or not moe_l:
+    if not moe_l:
         return [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m * share, label,
                                overlap=overlap) for op, ph, n in tally(sched)]
     attn = tuple(c for c in sched if not _is_mlp(c))
@@ -136,25 +156,38 @@ def _rows(ctx: StepContext, act: float, sched: tuple[LayerCall, ...], share: flo
                           overlap=overlap) for op, ph, n in tally(attn)]
     out += [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * (L - moe_l) * m * share, label,
                            overlap=overlap) for op, ph, n in tally(mlp) if L > moe_l]
-    if etp > 1:
-        tokens = ctx.prec.activation_bytes * ctx.layout.local_tokens / p.tp * etp * ctx.model.top_k
-        out += [ctx.collective(op, "tp", "tokens", ph, "layers", tokens * ctx.model.d_model, etp, 1,
-                               n * moe_l * m * share, "dispatched tokens (expert tensor parallel)", overlap=overlap)
-                for op, ph, n in tally(mlp)]
+    if etp > 1 and p.moe_dispatcher == "alltoall":
+        # the dispatcher's own gather / scatter of the dispatched tokens: exposed (module docstring); ``sched`` is
+        # the layer's calls, their recomputed forward, or both, and the dispatcher's follow it
+        again = recomputed(MOE_DISPATCH) if any(c.what.endswith("(recomputed)") for c in sched) else ()
+        calls = (MOE_DISPATCH if any(c.phase == "fwd" for c in sched) else ()) + again
+        out += [ctx.collective(op, "tp", "tokens", ph, "layers", dispatched_bytes(ctx), etp, 1, n * moe_l * m * share,
+                               "dispatched tokens (expert tensor parallel, MoE token dispatcher)")
+                for op, ph, n in tally(calls)]
     return out
+
+
+def dispatched_bytes(ctx: StepContext) -> float:
+    """Bytes of one expert-tp gather (or scatter) of an MoE layer's dispatched tokens on the busiest rank:
+    ``beta (u / tp) etp top_k load h`` (module docstring). Example: Mixtral-8x22B (h 6,144, top 2), 4,096
+    local tokens, bf16, tp = etp = 2, balanced routing: 2 x 2,048 x 2 x 2 x 6,144 = 100,663,296 B, twice the
+    block input's 50,331,648 B that a dense layer's gather moves."""
+    p, mdl = ctx.p, ctx.model
+    return (ctx.prec.activation_bytes * ctx.layout.local_tokens / p.tp * p.expert_tp * mdl.top_k
+            * ctx.training.moe_load * mdl.d_model)
 
 
 def _overlap_with_matmuls(ctx: StepContext, layer_calls: list[Collective]) -> list[Collective]:
     """``tp_overlap``: the per-layer activation collectives run concurrently with the stage's
     matmuls (3 x forward matmul time per layer and microbatch); only what exceeds them is exposed,
-    shared pro rata over the collectives."""
-    total = sum(c.time_s for c in layer_calls)
+    shared pro rata over the collectives. The MoE dispatcher's rows (overlap 'exposed') stay as they are."""
+    total = sum(c.time_s for c in layer_calls if c.overlap == "tp_overlap")
     mm = ctx.dense_t.fwd_mm if ctx.moe_layers < ctx.layers else ctx.moe_t.fwd_mm
     hide = ctx.m * ctx.layers * 3 * mm
     if total <= 0:
         return layer_calls
     keep = max(0.0, total - hide) / total
-    return [replace(c, exposed_s=c.time_s * keep) for c in layer_calls]
+    return [replace(c, exposed_s=c.time_s * keep) if c.overlap == "tp_overlap" else c for c in layer_calls]
 
 
 def host_seconds_per_layer(ctx: StepContext) -> float:
