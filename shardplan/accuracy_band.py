@@ -51,6 +51,8 @@ class ThroughputBand:
     ratio_p50: float
     ratio_p90: float
     median_abs_error: float
+    #: what ``runs`` counts, for :func:`band_text`
+    what: str = "unseen public runs"
 
     def measured_range(self, predicted: float) -> tuple[float, float]:
         """The range (same unit as ``predicted``, e.g. tokens/s) that held 80% of the group's measurements:
@@ -172,8 +174,33 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
         # poor-fit note every command prints says why
         mine.append("the file's own fit is poor (see its poor-fit note): its in-sample error is not a record")
     elif fitted is not None:
+        own = heldout_band(sources)
+        if own is not None:  # the file's own held-out band leads; the built-ins' is named after it
+            return replace(own, group=f"{own.group}; the built-ins' band on {band.group}: "
+                                      f"{band.ratio_p10:.2f}-{band.ratio_p90:.2f} of measured")
         mine.append(f"the file's own fit: {fitted.removeprefix('shardplan calibrate on ')}")
     return replace(band, group=f"{band.group}; the built-ins' record, {'; '.join(mine)}")
+
+
+def heldout_band(sources: dict) -> ThroughputBand | None:
+    """The band a calibrated hardware file carries of its own (``sources.heldout_band``, written by
+    :func:`shardplan.calibrate.heldout_band_text`: percentiles of predicted / measured over the records its
+    cross-validation held out), or None when it has none or it does not parse."""
+    import re
+    text = str(sources.get("heldout_band", ""))
+    num = r"([\d.e+-]+)"
+    m = re.fullmatch(rf"p10 {num} p50 {num} p90 {num} median_abs_error {num} over (\d+) held-out predictions", text)
+    if not m:
+        return None
+    try:
+        p10, p50, p90, mae = (float(m.group(i)) for i in (1, 2, 3, 4))
+    except ValueError:
+        return None
+    if not 0 < p10 <= p50 <= p90:
+        return None
+    return ThroughputBand(group="your calibrated file's cross-validation, each record predicted by a fit without its "
+                                "model or node count", runs=int(m.group(5)), ratio_p10=p10, ratio_p50=p50,
+                          ratio_p90=p90, median_abs_error=mae, what="held-out predictions of your records")
 
 
 #: how far outside the held-out runs' range (parameters, step time) a prediction may lie and still get their band
@@ -212,7 +239,7 @@ def band_text(band: ThroughputBand, per_device: float) -> str:
     runs it comes from, e.g. ``"7,379-10,317 per device (52 unseen public runs: megatron profile on hopper)"``."""
     low, high = band.measured_range(per_device)
     from shardplan.units import fmt_rate
-    return f"{fmt_rate(low)}-{fmt_rate(high)} per device ({band.runs} unseen public runs: {band.group})"
+    return f"{fmt_rate(low)}-{fmt_rate(high)} per device ({band.runs} {band.what}: {band.group})"
 
 
 @dataclass(frozen=True)

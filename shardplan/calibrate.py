@@ -134,6 +134,15 @@ class Calibration:
     #: one line per held-out group of each cross-validation split: the group, its records, the fit's and the base's
     #: median throughput |error| on them (new-user pass 54b: one median hid a model group the fit missed by 0.7x)
     cross_validated_groups: list[str] = field(default_factory=list)
+    #: (split, held-out group, the fit's, the base's median throughput |error|) of each group of
+    #: :attr:`cross_validated_groups`, for the per-group worse-than-base check (shardplan.cli.calibrate)
+    group_errors: list[tuple[str, str, float, float]] = field(default_factory=list)
+    #: predicted / measured throughput of every record a cross-validation fold held out, predicted by the fit
+    #: without it (each split's folds; the file's own band: :func:`heldout_band_text`)
+    heldout_ratios: list[float] = field(default_factory=list)
+    #: every record that ran: (where, model name, nodes, layout, measured, base-predicted, fitted-predicted
+    #: tokens/s per device; a prediction None where the layout does not run), :func:`record_predictions`
+    per_record: list[tuple[str, str, int, str, float, float | None, float | None]] = field(default_factory=list)
     base_error: dict[str, float] = field(default_factory=dict)
     #: the fit limit chosen on the records' ok / oom outcomes (:func:`oom_fraction`); None without oom records
     usable_hbm_fraction: float | None = None
@@ -159,6 +168,9 @@ class Calibration:
     #: memory terms fitted on one policy absorb its buffers (a bf16-gradient fit of fp32-gradient runs put the
     #: gradient buffer into allocator_overhead), so the file says which (:func:`cluster_yaml`, sources.fitted_precision)
     precisions: dict[str, int] = field(default_factory=dict)
+    #: records that ran with Megatron-LM's tensor-parallel communication overlap (``tp_overlap``) and records in all
+    #: (the file says so: a plan with the overlap rests on the base profile's overlap model when none did)
+    tp_overlap_records: tuple[int, int] = (0, 0)
 
 
 #: the share of HBM above which the planner's memory-pressure terms act (the caching allocator's retries near
@@ -212,7 +224,8 @@ def cases(records: Sequence[RunRecord], framework: FrameworkProfile | None = Non
             inp = build_inputs(model=r.model, hardware=None, devices=r.devices, seq_len=r.seq_len,
                                global_batch=r.global_batch_size, global_batch_tokens=None, precision=r.precision,
                                optimizer_dtype=r.optimizer_dtype, moe_routing=r.moe_routing,
-                               moe_capacity_factor=r.moe_capacity_factor, framework=r.framework or framework)
+                               moe_capacity_factor=r.moe_capacity_factor, framework=r.framework or framework,
+                               dropout=r.dropout)
         except ConfigError as e:
             raise ConfigError(f"{_where(r, i + 1)}: {e}", field=e.field, value=e.value, legal=e.legal) from None
         out.append(Case(r, inp.model, inp.training, r.parallel, i + 1))
@@ -510,7 +523,7 @@ def base_error_of(records: Sequence[RunRecord], hw: HardwareSpec, profile: Frame
 
 def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
            misses: list[str] | None = None, outliers: list[str] | None = None,
-           memory_outliers: list[str] | None = None) -> dict[str, float]:
+           memory_outliers: list[str] | None = None, ratios: list[float] | None = None) -> dict[str, float]:
     """Median |relative error| of throughput and of peak memory (the predicted allocator peak of the
     most loaded device, :attr:`~shardplan.cost.memory.MemoryBreakdown.allocator_peak`, against the
     recorded peak, which a framework's allocator or XLA reports without the runtime outside it), and
@@ -520,7 +533,8 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
     counts it). ``misses`` (a list) gets one line per record called wrong (:func:`misjudged_line`), ``outliers``
     one per record whose throughput is missed by more than :data:`OUTLIER_RATIO` (:func:`outlier_line`),
     ``memory_outliers`` one per record whose peak memory is (:func:`memory_outlier_line`; judged on the base
-    constants, since a fit on a wrong peak moves toward it: breaker pass 55b, a peak 10x low was 6.2x off after it)."""
+    constants, since a fit on a wrong peak moves toward it: breaker pass 55b, a peak 10x low was 6.2x off after it).
+    ``ratios`` (a list) gets each predicted / measured throughput."""
     tput, mem, right, judged = [], [], 0, 0
     for c in cs:
         e = predict(c, hw, profile)
@@ -528,6 +542,8 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
         if meas is not None and e is not None:
             pred = e.tokens_per_s / c.record.devices
             tput.append(abs(pred / meas - 1))
+            if ratios is not None:
+                ratios.append(pred / meas)
             if outliers is not None and not 1 / OUTLIER_RATIO <= pred / meas <= OUTLIER_RATIO:
                 outliers.append(outlier_line(c, pred, meas))
         if e is not None and c.record.peak_memory_bytes:
@@ -705,14 +721,41 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
                       peak_share=peak_share([c.record for c in cs], hw),  # the fitted records' peaks
                       misjudged=misses, outliers=outliers)
     out.traded = traded_pairs(cs, h, f, free, memory)
+    _describe_records(out, cs, (hw, profile), (h, f))
+    if cross_validate:
+        out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total,
+                                               out.cross_validated_groups, out.group_errors, out.heldout_ratios)
+    if progress is not None:
+        progress(total, total, "done")
+    return out
+
+
+def _describe_records(out: Calibration, cs: Sequence[Case], base: tuple[HardwareSpec, FrameworkProfile],
+                      fitted: tuple[HardwareSpec, FrameworkProfile]) -> None:
+    """Fill ``out``'s descriptions of the records: each one's predictions (:func:`record_predictions`), the one model
+    they train (:func:`one_model`), their precision policies and how many tp > 1 records ran tp_overlap."""
+    out.per_record = record_predictions(cs, base, fitted)
     out.one_model = one_model(cs)
     for c in cs:
         out.precisions[c.training.precision.name] = out.precisions.get(c.training.precision.name, 0) + 1
-    if cross_validate:
-        out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total,
-                                               out.cross_validated_groups)
-    if progress is not None:
-        progress(total, total, "done")
+    out.tp_overlap_records = (sum(bool(c.parallel.tp_overlap) and c.parallel.tp > 1 for c in cs),
+                              sum(c.parallel.tp > 1 for c in cs))
+
+
+def record_predictions(cs: Sequence[Case], base: tuple[HardwareSpec, FrameworkProfile],
+                       fitted: tuple[HardwareSpec, FrameworkProfile]) -> list[tuple]:
+    """(where, model, nodes, layout, measured, base-predicted, fitted-predicted tokens/s per device) of each case that
+    ran (:attr:`Calibration.per_record`): what a user checks the fit against run by run (new-user pass 58: the medians
+    hid that the fitted constants ordered two measured 70B layouts the other way round)."""
+    out = []
+    for c in cs:
+        meas = c.record.measured_tokens_per_s_per_device()
+        if meas is None:
+            continue
+        preds = [predict(c, *pair) for pair in (base, fitted)]
+        base_p, fit_p = (e.tokens_per_s / c.record.devices if e is not None else None for e in preds)
+        out.append((_where(c.record, c.number), getattr(c.model, "name", "?"), c.nodes, c.parallel.short(), meas,
+                    base_p, fit_p))
     return out
 
 
@@ -813,11 +856,15 @@ def fit_residuals_for(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPr
 
 def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
                      memory: bool, progress: Callable[[int, int, str], None] | None = None,
-                     total: int = 0, lines: list[str] | None = None) -> dict[str, dict[str, float]]:
+                     total: int = 0, lines: list[str] | None = None,
+                     group_errors: list[tuple[str, str, float, float]] | None = None,
+                     ratios: list[float] | None = None) -> dict[str, dict[str, float]]:
     """Held-out errors: leave one model out and leave one node count out (each needs >= 2 groups), with the base
     hardware's error on the same held-out groups (``base_median_of_groups``: what the fit has to beat);
     ``progress(done, total, label)`` before each fold's fit (the main fit counted as the first); ``lines`` (a list)
-    gets one line per held-out group (:attr:`Calibration.cross_validated_groups`)."""
+    gets one line per held-out group (:attr:`Calibration.cross_validated_groups`), ``group_errors`` its figures
+    (:attr:`Calibration.group_errors`), ``ratios`` each held-out record's predicted / measured throughput
+    (:attr:`Calibration.heldout_ratios`)."""
     out: dict[str, dict[str, float]] = {}
     done = 1
     for name, key in CV_SPLITS:
@@ -835,12 +882,14 @@ def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPro
             if not any(c.record.measured_tokens_per_s_per_device() for c in train):
                 continue
             h, f = apply(params, fit_residuals_for(train, hw, profile, params, memory), hw, profile)
-            e, b = errors(test, h, f), errors(test, hw, profile)
+            e, b = errors(test, h, f, ratios=ratios), errors(test, hw, profile)
             if not math.isnan(e["throughput_median"]):
                 held.append(e["throughput_median"])
                 base.append(b["throughput_median"])
+                what = f"{g} node{'s' if g != 1 else ''}" if "node" in name else str(g)
+                if group_errors is not None:
+                    group_errors.append((name, what, e["throughput_median"], b["throughput_median"]))
                 if lines is not None:
-                    what = f"{g} node{'s' if g != 1 else ''}" if "node" in name else str(g)
                     lines.append(f"{name}: {what} held out ({len(test)} record{'s' if len(test) != 1 else ''}): "
                                  f"fitted {e['throughput_median']:.1%}, base {b['throughput_median']:.1%}")
         if held:
@@ -852,6 +901,29 @@ def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPro
 #: the ``sources`` key of a calibrated hardware file naming the precision policies its records were priced in
 #: (``bf16-mixed (12 records)``); :func:`shardplan.cli.common.fitted_precision_note` reads it
 FITTED_PRECISION_SOURCE = "fitted_precision"
+
+
+#: the ``sources`` key of a calibrated hardware file counting its tp > 1 records that ran tp_overlap
+#: (:func:`shardplan.cli.common.fitted_overlap_note`)
+FITTED_TP_OVERLAP_SOURCE = "fitted_tp_overlap"
+#: the ``sources`` key of a calibrated hardware file holding its own held-out band (:func:`heldout_band_text`)
+HELDOUT_BAND_SOURCE = "heldout_band"
+#: fewest held-out predictions the file's own band is written from
+MIN_HELDOUT_BAND = 3
+
+
+def heldout_band_text(cal: Calibration) -> str | None:
+    """The file's own band: the 10th, 50th and 90th percentiles (numpy.percentile, linear) of the predicted /
+    measured throughput of the records its cross-validation folds held out and their median |ratio - 1|, e.g.
+    ``"p10 0.874 p50 1.02 p90 1.31 median_abs_error 0.12 over 12 held-out predictions"``; None with fewer than :data:`MIN_HELDOUT_BAND` (new-user pass 58: a calibrated
+    plan was headed by the built-ins' 80% band from public runs, three times narrower than the file's own held-out
+    error)."""
+    r = cal.heldout_ratios
+    if len(r) < MIN_HELDOUT_BAND:
+        return None
+    p10, p50, p90 = (float(np.percentile(r, q)) for q in (10, 50, 90))
+    mae = statistics.median(abs(x - 1) for x in r)
+    return f"p10 {p10:.4g} p50 {p50:.4g} p90 {p90:.4g} median_abs_error {mae:.4g} over {len(r)} held-out predictions"
 
 
 def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
@@ -885,6 +957,12 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
                 sources["isolated_matmul_efficiency"] = (f"the base's {hw.isolated_matmul_efficiency:g} x the fitted / "
                                                          f"base matmul_efficiency ({written(v):g} / "
                                                          f"{hw.matmul_efficiency:g}); " + note)
+    band = heldout_band_text(cal)
+    if band:  # the file's own held-out band, what estimate / plan show for it (accuracy_band.band_for)
+        sources[HELDOUT_BAND_SOURCE] = band
+    with_overlap, with_tp = cal.tp_overlap_records
+    if with_tp:  # how many tp records ran the overlap (estimate / plan note a layout that uses it when none did)
+        sources[FITTED_TP_OVERLAP_SOURCE] = f"{with_overlap} of {with_tp} records with tp > 1"
     if cal.precisions:  # which precision policy the fitted constants hold for (estimate notes another one)
         sources[FITTED_PRECISION_SOURCE] = ", ".join(f"{k} ({v} record{'s' if v != 1 else ''})"
                                                      for k, v in sorted(cal.precisions.items()))

@@ -1059,7 +1059,7 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
         cfg = text
     _require(cfg, arch, *REQUIRED_KEYS.get(arch, ()))
     _check_activation(cfg)
-    fields = {**FAMILIES[arch](cfg), **_rope_and_eps(cfg)}
+    fields = {**FAMILIES[arch](cfg), **_rope_and_eps(cfg, arch)}
     coef = cfg.get("router_aux_loss_coef")  # Mixtral, Qwen2/3-MoE, OLMoE, GPT-OSS, PhiMoE, ...: the training loss's
     if fields.get("n_experts") and coef is not None:  # balancing weight (configuration_*.py), no cost
         if isinstance(coef, bool) or not isinstance(coef, (int, float)) or not 0 <= coef <= 1:
@@ -1093,7 +1093,7 @@ def _check_activation(cfg: Cfg) -> None:
                               f"{', '.join(HF_ACTIVATIONS)}", field=key, value=value, legal=list(HF_ACTIVATIONS))
 
 
-def _rope_and_eps(cfg: Cfg) -> Cfg:
+def _rope_and_eps(cfg: Cfg, arch: str = "") -> Cfg:
     """``rope_theta``, ``norm_eps`` and the ``rope_scaling`` type and factor of a config (``rope_theta``;
     ``rms_norm_eps``, ``layer_norm_eps`` or ``layer_norm_epsilon``; ``rope_scaling.rope_type`` / legacy ``type`` and
     ``factor``, transformers' names) where given: no cost, carried for the exporters (Megatron-LM --rotary-base /
@@ -1101,7 +1101,7 @@ def _rope_and_eps(cfg: Cfg) -> Cfg:
     scaling missing)."""
     out: Cfg = {}
     scaling = cfg.get("rope_scaling")
-    _check_rope_scaling(scaling)
+    _check_rope_scaling(scaling, arch)
     if isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) not in (None, "default"):
         out["rope_scaling_type"] = str(scaling.get("rope_type", scaling.get("type")))
         if scaling.get("factor") is not None:
@@ -1125,10 +1125,13 @@ def _rope_and_eps(cfg: Cfg) -> Cfg:
 MAX_ROPE_FACTOR = 1024
 
 
-#: the RoPE scalings transformers builds (modeling_rope_utils ROPE_INIT_FUNCTIONS: default, linear, dynamic, yarn,
-#: longrope, llama3) and the legacy names its configs still carry ('su' for Phi-3's longrope, 'mrope' for Qwen2-VL's
-#: multimodal sections, which transformers reads as default)
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "su", "mrope")
+#: the RoPE scalings transformers builds for every family (modeling_rope_utils ROPE_INIT_FUNCTIONS: default, linear,
+#: dynamic, yarn, longrope, llama3)
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
+#: legacy names only some families' configs translate: Phi-3's 'su' (Phi3Config renames it to longrope); other
+#: families' rotary embeddings look the name up as it is and fail (LlamaRotaryEmbedding: ROPE_INIT_FUNCTIONS[...]).
+#: Qwen2-VL's 'mrope' belongs to a family the planner does not read.
+LEGACY_ROPE_TYPES = {"su": ("Phi3ForCausalLM",)}
 
 
 #: Llama 3.1's llama3 RoPE parameters (low_freq_factor, high_freq_factor, original_max_position_embeddings), the ones
@@ -1151,7 +1154,7 @@ def llama3_params(scaling: Any) -> tuple[float, float, int] | None:
     return None if params == LLAMA31_ROPE else params
 
 
-def _check_rope_scaling(scaling: Any) -> None:
+def _check_rope_scaling(scaling: Any, arch: str = "") -> None:
     """Refuse a ``rope_scaling`` transformers cannot read (``rope_config_validation``: a mapping with its ``rope_type``
     or legacy ``type`` key; every scaling type takes a ``factor``, from 1 to :data:`MAX_ROPE_FACTOR` where given). No
     cost depends on it
@@ -1164,10 +1167,11 @@ def _check_rope_scaling(scaling: Any) -> None:
         return
     kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
     factor = scaling.get("factor") if isinstance(scaling, dict) else None
-    if isinstance(kind, str) and kind not in ROPE_TYPES:
+    legal = [*ROPE_TYPES, *(name for name, archs in LEGACY_ROPE_TYPES.items() if arch in archs)]
+    if isinstance(kind, str) and kind not in legal:
         raise ConfigError(f"config.json rope_scaling rope_type={short_repr(kind)} is not a RoPE scaling transformers "
-                          f"builds; legal: {', '.join(ROPE_TYPES)}", field="rope_scaling.rope_type",
-                          value=short_repr(kind), legal=list(ROPE_TYPES))
+                          f"builds{f' for {arch}' if arch else ''}; legal: {', '.join(legal)}",
+                          field="rope_scaling.rope_type", value=short_repr(kind), legal=legal)
     if not isinstance(kind, str) or (factor is not None and not (
             isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 <= factor <= MAX_ROPE_FACTOR)):
         raise ConfigError(f"config.json rope_scaling={short_repr(scaling)} is not legal; legal: null, or a mapping with "

@@ -62,6 +62,9 @@ class RunRecord(BaseModel):
         moe_capacity_factor: the run's MoE token capacity (``--moe-capacity-factor``: tokens each expert takes, as a
             multiple of an even share; a token-dropping run such as MaxText's ``capacity_factor: 1.25`` recipes);
             absent: dropless.
+        dropout: the run kept dropout on (stock Megatron-LM's ``--hidden-dropout`` / ``--attention-dropout`` 0.1,
+            what ``shardplan import`` reads as ``dropout``: their masks are stored and their element-wise traffic
+            counted, as ``--dropout`` prices it); absent: off.
         framework: framework profile name (``--framework``); absent: the profile ``shardplan calibrate`` fits with
             (its --framework, the hardware file's, else megatron on GPUs and maxtext on TPUs: a TPU user's records
             without the field were priced with the megatron profile, the record's old default).
@@ -90,6 +93,7 @@ class RunRecord(BaseModel):
     optimizer_dtype: OptimizerDtype | None = None
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
     moe_capacity_factor: float | None = Field(default=None, ge=L.MIN_CAPACITY_FACTOR, le=L.MAX_CAPACITY_FACTOR)
+    dropout: bool = False
     framework: str | None = None
     status: Literal["ok", "oom", "failed"] = "ok"
     # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per
@@ -120,6 +124,13 @@ class RunRecord(BaseModel):
         if not isinstance(other, RunRecord):
             return NotImplemented
         return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status(cls, v: Any) -> Any:
+        """``status`` in any case ('OK' is 'ok'), as ``record import`` reads a CSV's status column and the records'
+        precision and framework names are read."""
+        return v.strip().lower() if isinstance(v, str) else v
 
     @field_validator("model", mode="before")
     @classmethod
@@ -337,7 +348,11 @@ def read_records(path: str | Path) -> list[RunRecord]:
             raise ConfigError(f"{p}:{i}: not a run record: {err}", field=err.field, value=err.value,
                               legal=err.legal) from None
         except (ValueError, ConfigError) as e:  # JSONDecodeError, or a key given twice
-            raise ConfigError(f"{p}:{i}: not a run record: {str(e).splitlines()[0][:160]}{_whole_json_hint(text)}",
+            # the whole-file hint only for a line that is not JSON (a pretty-printed document's first line), not for
+            # a line that is one object with a repeated key (breaker 58)
+            hint = _whole_json_hint(text) if isinstance(e, json.JSONDecodeError) else (
+                "; give each key once per record" if "given twice" in str(e) else "")
+            raise ConfigError(f"{p}:{i}: not a run record: {str(e).splitlines()[0][:160]}{hint}",
                               field="records", value=f"{p}:{i}") from None
         except RecursionError:
             raise ConfigError(f"{p}:{i}: not a run record: the JSON nests too deeply", field="records",

@@ -101,9 +101,10 @@ def _record(**over) -> dict:
 
 def test_calibrate_names_bad_fields_and_leaves_out_refused_layouts(tmp_path):
     path = tmp_path / "r.jsonl"
-    path.write_text(json.dumps(_record(status="OK")) + "\n")
+    # a status word in any case is read ('OK' is 'ok', as the CSV import reads it: breaker 58); another is refused
+    path.write_text(json.dumps(_record(status="RUNNING")) + "\n")
     r = runner.invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--no-cross-validation"])
-    assert r.exit_code == 2 and "status='OK'" in r.output and "'ok', 'oom' or 'failed'" in r.output
+    assert r.exit_code == 2 and "status='running'" in r.output and "'ok', 'oom' or 'failed'" in r.output
     # dp_shard=3 does not divide dp=8: refused by the planner, so left out of the fit and named
     bad = _record(parallel={"dp": 8, "zero_stage": 3, "dp_shard": 3})
     path.write_text(json.dumps(bad) + "\n")

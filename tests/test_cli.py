@@ -147,7 +147,7 @@ def test_hf_config_shape_errors(tmp_path):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({**base, "architectures": ["LlamaForCausalLM"], "num_key_value_heads": 3}))
     r = _run("estimate", "--model", str(cfg), "--hardware", "h100-sxm", "-n", "1", "-s", "128", "-b", "1")
-    assert r.exit_code == 2 and "num_key_value_heads=3 must divide num_attention_heads=4" in r.output
+    assert r.exit_code == 2 and "num_key_value_heads=3 does not divide num_attention_heads=4" in r.output and "legal num_key_value_heads: 1, 2, 4" in r.output
 
 
 # ---- layout options generated from ParallelConfig ------------------------------------------------

@@ -74,7 +74,8 @@ def test_megatron_import_refuses_mixed_quantized_flags_and_notes_what_it_does_no
     imp = import_config("megatron", base + " --fp4-format e2m1 --fp4-recipe nvfp4 --fp4-param-gather "
                                            "--first-last-layers-bf16")
     # the third note: --bf16 without --grad-reduce-in-bf16 keeps fp32 gradients, priced as bf16 ones
-    assert imp.precision == "nvfp4-mixed" and len(imp.notes) == 3
+    # three notes, and Megatron-LM's default dropout the script leaves on (session 58)
+    assert imp.precision == "nvfp4-mixed" and len([n for n in imp.notes if not n.startswith("dropout on:")]) == 3
     assert any("--fp4-param-gather" in n for n in imp.notes) and any("--first-last-layers-bf16" in n for n in imp.notes)
     assert any("--grad-reduce-in-bf16" in n for n in imp.notes)
 

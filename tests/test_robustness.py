@@ -175,7 +175,7 @@ def test_huge_file_dev_zero_and_fifo(tmp_path):
     ({"hidden_size": "1024"}, "hidden_size"),
     ({"num_attention_heads": 12}, "hidden_size=1024 is not divisible by num_attention_heads=12"),
     ({"num_hidden_layers": 10**6}, "num_hidden_layers"),
-    ({"num_key_value_heads": 3}, "num_key_value_heads=3 must divide num_attention_heads=8"),
+    ({"num_key_value_heads": 3}, "num_key_value_heads=3 does not divide num_attention_heads=8"),
 ])
 def test_hf_config_values(tmp_path, change, needle):
     f = tmp_path / "config.json"

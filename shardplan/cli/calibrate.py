@@ -84,6 +84,7 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
         cal = fit_records(recs, hw, prof, params=chosen, cross_validate=not no_cross_validation, progress=update)
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records", hw, prof)
     console.print(t)
+    print_records(cal)
     print_fit_summary(cal, not no_cross_validation, hw)
     from shardplan.calibrate import base_error_of
     other_error = base_error_of([r for r in recs if r.hardware in other], hw, prof) if other else None
@@ -278,7 +279,8 @@ def worse_than_base(cal) -> str | None:
     or its held-out one (each cross-validation split against the base's error on the same held-out groups), exceeds
     the base's by :data:`WORSE_THAN_BASE_POINTS` and by the factor :data:`WORSE_THAN_BASE_FACTOR`. A new user's three
     TPU v6e records fitted hbm_efficiency 0.24 at 6.9% in sample against the preset's 6.1%, and 19.4% on the model
-    each fold held out: a file that makes every later plan worse."""
+    each fold held out: a file that makes every later plan worse. Also one held-out group predicted much worse than by
+    the base (:func:`worse_group`)."""
     def worse(fitted, base) -> bool:
         return (fitted is not None and base is not None and fitted > base + WORSE_THAN_BASE_POINTS
                 and fitted > WORSE_THAN_BASE_FACTOR * base)
@@ -294,6 +296,26 @@ def worse_than_base(cal) -> str | None:
                     f"{held:.1%}, worse than the base hardware's {base_held:.1%} on the same groups: the fit does "
                     "not carry to runs it did not see (too few or too alike records); keep the base, or add runs "
                     "that differ")
+    return worse_group(cal, worse)
+
+
+#: a held-out group the fit predicts this much worse than the base (points and factor) fails the fit on its own,
+#: whatever the median over the groups (new-user pass 58: cross-node runs 50% slow halved matmul_efficiency, and the
+#: one-node runs, held out, went from the base's 16.9% to 40.4% while the median over the groups improved)
+WORSE_GROUP_POINTS = 0.10
+WORSE_GROUP_FACTOR = 1.5
+
+
+def worse_group(cal, worse) -> str | None:
+    """Why one held-out group is predicted much worse than by the base (:data:`WORSE_GROUP_POINTS` and
+    :data:`WORSE_GROUP_FACTOR` beyond it), or None; ``worse`` is :func:`worse_than_base`'s rule."""
+    for name, what, fitted, base in getattr(cal, "group_errors", ()):
+        if worse(fitted, base) and fitted > base + WORSE_GROUP_POINTS and fitted > WORSE_GROUP_FACTOR * base:
+            return (f"{name}: the constants fitted without the {what} records predict them with a median throughput "
+                    f"|error| of {fitted:.1%}, worse than the base hardware's {base:.1%}: the other records' fit does "
+                    "not carry to them, so their difference is not the hardware the fitted parameters describe (e.g. "
+                    "runs across nodes slower than any network efficiency explains, absorbed into the GEMM rate); "
+                    "calibrate on the records alike to the runs you will plan, or find what slows the others")
     return None
 
 
@@ -427,6 +449,55 @@ def _print_five(lines: list[str], level: str, head: str, more: str) -> None:
         err_console.print(f"[yellow]{level}:[/] {len(lines) - 5} {more}", highlight=False)
 
 
+#: records shown run by run (more: the worst of them by the fitted |error|, and a count)
+RECORDS_SHOWN = 30
+
+
+def print_records(cal) -> None:
+    """Each record that ran (:attr:`~shardplan.calibrate.Calibration.per_record`, up to :data:`RECORDS_SHOWN`, else
+    the worst by the fitted |error|): measured and predicted tokens/s per device with the base and the fitted
+    constants, grouped by model and node count, measured fastest first; then, per group, the pairs of runs the
+    fitted constants order against the measurements (what a plan ranks with: new-user pass 58 found the fitted file
+    ordering two measured 70B layouts the other way round, from the medians alone invisible). Errors are
+    predicted / measured - 1."""
+    rows = sorted(cal.per_record, key=lambda r: (r[1], r[2], -r[4]))
+    shown = rows
+    if len(rows) > RECORDS_SHOWN:
+        worst = sorted(rows, key=lambda r: -abs((r[6] or 0) / r[4] - 1))[:RECORDS_SHOWN // 2]
+        shown = [r for r in rows if r in worst]
+    t = Table(title=f"records that ran ({len(shown)} of {len(rows)}{', the worst by the fitted error' if shown != rows else ''}"
+                    "; error = predicted / measured - 1)")
+    for col in ("record", "model", "nodes", "layout", "measured tok/s/dev", "base", "fitted", "fitted error"):
+        t.add_column(col, justify="right" if col not in ("record", "model", "layout") else "left")
+    for where, model, nodes, layout, meas, base, fit in shown:
+        t.add_row(escape(where), escape(model), str(nodes), escape(layout), f"{meas:,.0f}",
+                  "-" if base is None else f"{base:,.0f}", "-" if fit is None else f"{fit:,.0f}",
+                  "-" if fit is None else f"{fit / meas - 1:+.1%}")
+    console.print(t)
+    for line in misordered(rows):
+        err_console.print(f"[yellow]note:[/] {escape(line)}", highlight=False, soft_wrap=True)
+
+
+def misordered(rows: list[tuple]) -> list[str]:
+    """Per (model, nodes) group of :func:`print_records`' rows: the pairs of runs whose fitted predictions order
+    them against the measurements (pairs measured within 2% of each other not counted: run-to-run noise)."""
+    out = []
+    groups: dict[tuple, list[tuple]] = {}
+    for r in rows:
+        groups.setdefault((r[1], r[2]), []).append(r)
+    for (model, nodes), rs in groups.items():
+        pairs = [(a, b) for i, a in enumerate(rs) for b in rs[i + 1:]
+                 if a[6] is not None and b[6] is not None and abs(a[4] / b[4] - 1) > 0.02]
+        wrong = [(a, b) for a, b in pairs if (a[4] - b[4]) * (a[6] - b[6]) < 0]
+        if wrong:
+            a, b = wrong[0]
+            out.append(f"{model} on {nodes} node{'s' if nodes != 1 else ''}: the fitted constants order {len(wrong)} of "
+                       f"{len(pairs)} pairs of runs against the measurements (e.g. {a[3]} measured {a[4]:,.0f} and "
+                       f"{b[3]} {b[4]:,.0f} tokens/s per device, predicted {a[6]:,.0f} and {b[6]:,.0f}): a plan ranks "
+                       "such layouts with the same constants")
+    return out
+
+
 def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
     """The base / in-sample / cross-validated errors (stdout), then the records left out, an
     underdetermined fit, records that stay far from full memory (:func:`shardplan.calibrate.unmeasured_pressure`,
@@ -476,11 +547,41 @@ def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
     for line in far_from_base(cal):
         err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
     for field in cal.held:
-        why = (f"the fit put it on its {cal.at_bound[field]} bound (a limit, not a measurement: it trades against "
-               "another parameter, or the records push past what is physical)" if field in cal.at_bound
-               else HELD_WHY.get(field, HELD_WHY['']))
-        err_console.print(f"[yellow]note:[/] the records cannot identify {field}: {why}; kept at the base value and "
-                          "not written", highlight=False, soft_wrap=True)
+        if field in cal.at_bound:
+            err_console.print(f"[yellow]note:[/] {escape(bound_note(cal, field))}", highlight=False, soft_wrap=True)
+            continue
+        err_console.print(f"[yellow]note:[/] the records cannot identify {field}: {HELD_WHY.get(field, HELD_WHY[''])}; "
+                          "kept at the base value and not written", highlight=False, soft_wrap=True)
+
+
+#: what a rate or efficiency parameter on each bound says about the records (new-user pass 58: cross-node runs 50%
+#: slow pushed scale_out_efficiency to its lower bound, and "the records cannot identify it" read as the opposite)
+_BOUND_MEANING = {"lower": "slower than any value within its bounds explains", "upper": "faster than any value within "
+                  "its bounds explains"}
+
+
+def bound_note(cal, field: str) -> str:
+    """Why ``field`` was held at its base value after the fit put it on a bound: on a rate's or efficiency's bound the
+    records the parameter prices are slower (lower) or faster (upper) than any legal value explains, so a cost the
+    model does not price is at work (for the network: NCCL / InfiniBand settings, GPUDirect RDMA, congestion); on
+    another parameter's bound it trades against another parameter."""
+    side = cal.at_bound[field]
+    p = next(q for q in cal.params if q.field == field)
+    rate = field.endswith(("efficiency", "bandwidth")) or field.startswith("peak")
+    if rate:
+        bound = p.lower if side == "lower" else p.upper
+        what = ("runs that cross nodes" if field.startswith("scale_out") else "runs it prices")
+        cause = ("a cost the model does not price is at work" if side == "lower" else
+                 "the model prices a cost these runs do not pay")
+        return (f"{field}: the fit put it on its {side} bound {bound:.3g}, so the {what} are "
+                f"{_BOUND_MEANING[side]}: {cause}"
+                + (" (check the network: NCCL / InfiniBand settings, GPUDirect RDMA, congestion)"
+                   if field.startswith("scale_out") and side == "lower" else "")
+                + "; kept at the base value and not written, and the other parameters fitted again without it, so "
+                "they absorb what it could not (compare their fitted values with the base's)")
+    return (f"the records cannot identify {field}: the fit put it on its {side} bound (a limit, not a measurement: it "
+            "trades against another parameter, or the records push past what is physical); kept at the base value "
+            "and not written")
 
 
 #: a fitted efficiency below this share of its base value is named (:func:`far_from_base`)
@@ -489,7 +590,7 @@ FAR_FROM_BASE = 0.5
 
 def far_from_base(cal) -> list[str]:
     """One line per fitted efficiency (a ``*_efficiency`` field that was not held) below :data:`FAR_FROM_BASE` of its
-    base value: a datasheet link or HBM at under half the rate the preset measured is rarely the hardware; more often
+    base value, and for a fitted ``context_bytes`` above :data:`CONTEXT_PLAUSIBLE_BYTES`: a datasheet link or HBM at under half the rate the preset measured is rarely the hardware; more often
     a cost the records carry that the model prices elsewhere (new-user pass 55b: runs 12% slow everywhere moved
     hbm_efficiency 0.80 -> 0.29 and scale_out_efficiency 0.85 -> 0.27, and an MoE plan with the file came out 2.2x
     slower)."""
@@ -500,7 +601,19 @@ def far_from_base(cal) -> list[str]:
                        "the records carry a cost the model prices elsewhere (a per-step overhead, slower kernels); "
                        "other layouts with this file inherit it (check them, or fit without it: --params with the "
                        "others)")
+        if p.field == "context_bytes" and p.field not in cal.held and v > CONTEXT_PLAUSIBLE_BYTES:
+            out.append(f"context_bytes fitted at {v / 2**30:.2f} GiB (base {b / 2**30:.2f}): a CUDA context with NCCL's "
+                       f"buffers takes about 1-3 GiB, so above {CONTEXT_PLAUSIBLE_BYTES / 2**30:.0f} GiB the fit more "
+                       "likely moved it to put out-of-memory records past the HBM (their peaks or layouts may differ "
+                       "from what the records say); every plan with this file reserves it, which can refuse layouts "
+                       "that fit (check those records, or fit without it: --params with the others)")
     return out
+
+
+#: a fitted runtime context above this is named (:func:`far_from_base`): the CUDA context and NCCL's buffers take about
+#: 1-3 GiB on H100-class GPUs (PyTorch's caching allocator sees none of it; nvidia-smi does), so 4 GiB is generous
+#: (new-user pass 58: four OOM records moved it 2.0 -> 7.8 GiB, 97% of its upper bound, without a word)
+CONTEXT_PLAUSIBLE_BYTES = 4 * 2**30
 
 
 def _same_file(a: str | None, b: str | None) -> bool:

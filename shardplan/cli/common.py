@@ -386,6 +386,23 @@ def fitted_precision_note(hardware_arg: str | None, chosen: str) -> None:
                           "buffers (--precision chooses the policy)", highlight=False, soft_wrap=True)
 
 
+def fitted_overlap_note(hardware_arg: str | None, parallel: Any, what: str = "this layout") -> None:
+    """Say on stderr that ``parallel`` (a ParallelConfig) runs tensor-parallel communication overlap while none of the
+    tp > 1 records a ``shardplan calibrate`` file was fitted on did (its ``sources.fitted_tp_overlap``, "0 of N
+    records with tp > 1"): the overlap's gain is the base profile's model, not measured on that cluster (new-user
+    pass 58: the winner's tp_overlap was worth 15% and decided the ranking). Raises nothing."""
+    from shardplan.calibrate import FITTED_TP_OVERLAP_SOURCE
+    sources = file_sources(hardware_arg)
+    if sources is None or parallel is None or not (parallel.tp_overlap and parallel.tp > 1):
+        return
+    fitted = str(next((v for k, v in sources.items() if str(k).lower() == FITTED_TP_OVERLAP_SOURCE), "") or "")
+    if fitted.startswith("0 of "):
+        err_console.print(f"[yellow]note:[/] {what} uses tp_overlap (Megatron-LM's --tp-comm-overlap), which none of "
+                          f"the records the hardware file {escape(hardware_arg)} was calibrated on ran ({escape(fitted)}): "
+                          "its gain is the base profile's model, not measured on this cluster (--no-tp-overlap prices "
+                          "the layout without it)", highlight=False, soft_wrap=True)
+
+
 def precision_note(precision: str | None, framework: Any, overridable: bool = True, hardware: Any = None,
                    chosen: str | None = None) -> None:
     """Say on stderr that the framework profile (a FrameworkProfile) chose the precision policy

@@ -175,6 +175,8 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     if specs.get("plan"):
         plan_context_note(specs["plan"], e)
     given_flags_note(layout, e)
+    from shardplan.cli.common import fitted_overlap_note
+    fitted_overlap_note(specs.get("hardware"), e.parallel)
     return e
 
 

@@ -76,6 +76,19 @@ def _ranked(e, devices: int) -> list | None:
         return None
 
 
+def provenance(e, output: Path, inputs: dict) -> list[str]:
+    """The report's footer lines: the shardplan version and the UTC time it was written, and the ``shardplan report``
+    command with the model, hardware, batch and every layout flag that writes it again
+    (:func:`shardplan.export.reproduce_command`; ``inputs``: the model / hardware / framework as typed)."""
+    import datetime
+
+    from shardplan import __version__
+    from shardplan.export import reproduce_command
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return [f"shardplan {__version__}, {when}",
+            "reproduce: " + reproduce_command("report", e, output, inputs, command="shardplan report")]
+
+
 @app.command()
 @config_errors
 @layout_flags
@@ -130,7 +143,9 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = Non
             # and the peak band and roofline lines estimate prints (the report had neither)
             from shardplan.cli.estimate import _roofline_line, negative_reasons, peak_band_text
             written = [rep.write_html(e, output, ranked, negative_reasons(e) + estimate_notes(e)
-                                      + [peak_band_text(e), _roofline_line(e)])]
+                                      + [peak_band_text(e), _roofline_line(e)],
+                                      provenance(e, output, dict(model=model, hardware=hardware, framework=framework,
+                                                                 scale_up_size=scale_up_size)))]
         else:
             written = list(rep.write_png(e, output.with_suffix("") if output.suffix else output, ranked))
     for path in written:

@@ -449,5 +449,9 @@ def price_collective(op: Op, size_bytes: float, n: int, stride: int, hw: Hardwar
     n1, n2 = group_split(n, stride, hw.scale_up_size)
     priced = (_with_table(op, per_call, n, stride, hw, n1, n2, share)
               or _analytic(op, per_call, n, stride, hw, n1, n2, share))
-    return CollectiveCost(calls * priced.time_s, size_bytes * bus_factor(op, n), names[int(priced.scale_out_bound)],
+    # the bounding level: the bandwidth-bound level, or the scale-out one for a call of a group that crosses
+    # domains whose time is mostly latency (the crossing's hops set it; breaker 58: a tp 16 group's small
+    # AllReduces read "NVLink" although the group spans two nodes)
+    out = priced.scale_out_bound or (n2 > 1 and 2 * priced.latency_s >= priced.time_s)
+    return CollectiveCost(calls * priced.time_s, size_bytes * bus_factor(op, n), names[int(out)],
                           n1, n2, priced.algorithm, priced.latency_s, priced.bus_bw)

@@ -235,12 +235,13 @@ def _training_flags(e) -> list[str]:
 
 
 def reproduce_command(framework: str, estimate, output: str | Path | None = None,
-                      inputs: dict | None = None) -> str:
+                      inputs: dict | None = None, command: str | None = None) -> str:
     """``shardplan export --to NAME`` with the model, hardware, batch and every layout field that
     differs from its default (dp included), so that the file can be regenerated. ``inputs`` holds what
     the user typed (``model`` / ``hardware`` preset or file path, ``framework`` name or profile file,
     ``scale_up_size``): a file path is kept as given, since the spec's name alone would not find the
-    file; without it the spec names are used."""
+    file; without it the spec names are used. ``command`` replaces ``shardplan export --to NAME`` (the report's
+    ``shardplan report``: the same flags reproduce the same layout)."""
     import shlex
 
     from shardplan.parallel import ParallelConfig
@@ -252,7 +253,7 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
         if text.isprintable():
             return shlex.quote(text)
         return "$'" + text.encode("unicode_escape").decode("ascii").replace("'", "\\'") + "'"
-    parts = ["shardplan export", f"--to {framework}", f"--model {q(str(given.get('model') or e.model.name))}",
+    parts = [*([command] if command else ["shardplan export", f"--to {framework}"]), f"--model {q(str(given.get('model') or e.model.name))}",
              f"--hardware {q(str(given.get('hardware') or e.hardware.name))}",
              f"--devices {e.layout.n_devices}", f"--seq-len {e.training.seq_len}",
              f"--global-batch {e.training.global_batch_size}"]

@@ -34,6 +34,18 @@ from shardplan.units import fmt_seconds
 
 #: ParallelConfig fields that describe how a runtime schedules the work, not what the config says
 BEHAVIOUR_FIELDS = ("fsdp_unit", "zero3_gather", "overlap_grad_reduce", "hsdp_reduce")
+def behaviour_applies(field: str, p: ParallelConfig) -> bool:
+    """Whether a :data:`BEHAVIOUR_FIELDS` field changes anything for ``p``: the FSDP unit and gather schedule only with
+    ZeRO-3, the HSDP reduction only with ZeRO-3 sharded in groups smaller than dp, the gradient-reduction overlap
+    only with dp > 1 (a new user's ZeRO-1 Megatron script was headed by "fsdp_unit=block, zero3_gather=..."). The
+    header names only these; the machine-readable line keeps every non-default one."""
+    if field in ("fsdp_unit", "zero3_gather"):
+        return p.zero_stage == 3
+    if field == "hsdp_reduce":
+        return p.zero_stage == 3 and p.dp_shard not in (None, p.dp)
+    return p.dp > 1
+
+
 #: the structural fields every exporter must express (checked by the tests)
 DEGREE_FIELDS = ("dp", "dp_shard", "zero_stage", "tp", "sp", "cp", "pp", "schedule", "virtual_stages",
                  "pp_layers", "ep", "recompute", "microbatch_size")
@@ -358,11 +370,13 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
         f"{'' if e.fits else ' (does NOT fit)'}{_host_memory_text(e)}; bound by {e.bound_by}",
         *_band_lines(e),
-        "runtime behaviour assumed (not a config option here): "
-        + ", ".join(f"{f}={getattr(p, f)}" for f in BEHAVIOUR_FIELDS if f not in exporter.expresses)
-        # the routing the MoE costs were priced with is the run's data, not a config option (breaker pass 2)
-        + (f", moe_routing={e.training.moe_routing}" if e.model.is_moe else ""),
     ]
+    assumed = [f"{f}={getattr(p, f)}" for f in BEHAVIOUR_FIELDS if f not in exporter.expresses
+               and behaviour_applies(f, p)]
+    # the routing the MoE costs were priced with is the run's data, not a config option (breaker pass 2)
+    assumed += [f"moe_routing={e.training.moe_routing}"] if e.model.is_moe else []
+    if assumed:
+        lines.append("runtime behaviour assumed (not a config option here): " + ", ".join(assumed))
     if ctx.command:
         lines.append(f"reproduce: {ctx.command}")
     meta = {"n_layers": e.model.n_layers, "devices": ctx.layout.n_devices}

@@ -558,9 +558,7 @@ def read(text: str, devices: int | None = None) -> Imported:
         repeats_given = cfg.get("num_pipeline_repeats", -1) not in (-1, None)  # else the layer count gives them
         values.update(_pipeline_values(cfg, None if repeats_given else layer_count(cfg, text, notes), pp))
         if values["schedule"] == "interleaved":
-            notes.append(f"num_pipeline_repeats={values['virtual_stages']}: MaxText's circular pipeline is priced "
-                         "as the interleaved schedule (its bubble) under the default profile; --framework maxtext "
-                         "offers only GPipe-order pipelines and refuses it")
+            notes.append(_circular_note(values["virtual_stages"]))
     seq_len = whole(cfg, "max_target_length", "MaxText", most=MAX_SEQ_LEN)
     _vocab_tiling(cfg, per_device * (seq_len or 0), notes)
     precision, optimizer = _precision_of(cfg, notes)
@@ -979,6 +977,17 @@ def _offloaded_layers(cfg: dict, text: str, notes: list[str]) -> int:
                           f"{', '.join(sorted({*MAXTEXT_MODEL_NAMES.values(), *MAXTEXT_NAME_ALIASES}))}",
                           field="base_num_decoder_layers", value=None)
     return n
+
+
+def _circular_note(v: int) -> str:
+    """The import's note on a circular pipeline of ``v`` repeats: the plan records --framework maxtext, whose profile
+    prices GPipe order only, so it says what estimates it (breaker 58: the note named "the default profile", which
+    the plan does not use, and every estimate of the plan failed)."""
+    return (f"num_pipeline_repeats={v}: MaxText's circular pipeline, read as the interleaved schedule with {v} virtual "
+            f"stages (its bubble, (pp - 1) / ({v} x microbatches)); the maxtext profile the plan records prices GPipe "
+            f"order only, so estimate it with --schedule gpipe --virtual-stages 1 (one repeat: a bubble {v}x this "
+            "config's, an upper bound) or with a profile that prices interleaved ZeRO-3 pipelines (--framework "
+            "torchtitan)")
 
 
 def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:

@@ -140,10 +140,20 @@ def pipeline_layout(split: tuple[int, ...], mtp_modules: int = 0, virtual_stages
 
 
 def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
-    """(layers per pipeline rank, virtual stages) of a ``--pipeline-model-parallel-layout`` string: ``(...)*N``
-    and ``X*N`` repeats expanded, entries split at ``|`` (``,`` ignored), ``pp x v`` entries with rank ``r``
-    holding entries ``r, r + pp, ...`` (Megatron-core's order), counting ``t`` per rank. Example:
-    ``Et|(tt|)*2L`` with pp 4 -> (1, 2, 2, 0), 1.
+    """(layers per pipeline rank, virtual stages) of a ``--pipeline-model-parallel-layout`` string
+    (:func:`layout_entries`, :func:`layout_chunks`). Example: ``Et|(tt|)*2L`` with pp 4 -> (1, 2, 2, 0), 1.
+
+    Raises:
+        ConfigError: as :func:`layout_entries`.
+    """
+    entries = layout_entries(text, pp)
+    return tuple(sum(chunks) for chunks in layout_chunks(entries, pp)), len(entries) // pp
+
+
+def layout_entries(text: str, pp: int) -> list[str]:
+    """The ``|`` entries of a ``--pipeline-model-parallel-layout`` string: ``(...)*N`` and ``X*N`` repeats
+    expanded, split at ``|`` (``,`` ignored, a trailing ``|`` dropped), ``pp x v`` of them. Example: ``Et|(tt|)*2L``
+    -> ['Et', 'tt', 'tt', 'L'].
 
     Raises:
         ConfigError: a character other than E t m L | , ( ) * digits, E not first or L not last (or either not
@@ -186,8 +196,15 @@ def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
     if not entries or len(entries) % pp:
         raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)} has {len(entries)} stages, not a "
                           f"multiple of pp={pp}", field="pp_layers", value=text)
+    return entries
+
+
+def layout_chunks(entries: list[str], pp: int) -> tuple[tuple[int, ...], ...]:
+    """Transformer layers (``t``) of each virtual chunk per pipeline rank, from a layout's expanded ``|`` entries
+    (``pp x v`` of them; rank ``r``'s chunks are entries ``r, r + pp, ...``, Megatron-core's order). Example: the
+    entries of ``Et*15|t*15|t|tL`` with pp 2 -> ((15, 1), (15, 1))."""
     v = len(entries) // pp
-    return tuple(sum(entries[c * pp + r].count("t") for c in range(v)) for r in range(pp)), v
+    return tuple(tuple(entries[c * pp + r].count("t") for c in range(v)) for r in range(pp))
 
 
 def _dp_args(ctx: ExportContext) -> list[str]:
@@ -470,7 +487,13 @@ def write(ctx: ExportContext) -> str:
     body = "MEGATRON_ARGS=(\n" + "\n".join(lines) + "\n)\n"
     rest = ("data, tokenizer and optimizer arguments" if model_args(ctx.estimate.model, ctx.training.seq_len)
             else "model, data and optimizer arguments")
-    launch = (f'torchrun --nnodes {n // per_node} --nproc-per-node {per_node} pretrain_gpt.py '
+    # several nodes: torchrun's static rendezvous, one launch per node (Megatron-LM's examples/gpt3/
+    # train_gpt3_175b_distributed.sh: --node_rank $NODE_RANK --master_addr $MASTER_ADDR --master_port $MASTER_PORT);
+    # a new user's 4-node export had none of them
+    nodes = n // per_node
+    rdzv = (' --node-rank "$NODE_RANK" --master-addr "$MASTER_ADDR" --master-port "${MASTER_PORT:-6000}"'
+            if nodes > 1 else "")
+    launch = (f'torchrun --nnodes {nodes} --nproc-per-node {per_node}{rdzv} pretrain_gpt.py '
               f'"${{MEGATRON_ARGS[@]}}"  # + {rest}\n')
     env = ""
     if ctx.p.zero_stage in _FSDP:  # Megatron-FSDP user guide: unset it so FSDP's streams run in parallel
@@ -492,10 +515,7 @@ def write(ctx: ExportContext) -> str:
                      f"original_max_position_embeddings {orig}: --use-rope-scaling applies Llama 3.1's 1 / 4 / 8192 (no "
                      "flags set them; rotary_pos_embedding.py defaults); this model's rotary frequencies differ from "
                      "them: patch them in your fork")
-    if "--grad-reduce-in-bf16" in PRECISION_FLAGS.get(ctx.training.precision.name, []):  # new-user pass 54
-        extra.append(f"--grad-reduce-in-bf16: the plan's precision {ctx.training.precision.name} keeps bf16 gradients; "
-                     "Megatron-LM's own default (--bf16 alone) accumulates and reduces them in fp32 (2x the gradient "
-                     "memory): --precision bf16-mixed-fp32-grads plans that")
+    extra += _numerics_notes(ctx)
     if m.is_moe:  # new-user pass 56: the import of this file warned about its own missing graphs
         low, high = UNGRAPHED_MOE_BLACKWELL
         extra.append("CUDA graphs: not written; the megatron profile prices MoE layers as the tuned recipes its MoE "
@@ -740,6 +760,23 @@ def _zero_stage(a: argparse.Namespace) -> int:
     return 1 if a.use_distributed_optimizer else 0
 
 
+def _chunk_note(text: str, pp: int, split: tuple[int, ...], v: int) -> tuple[str, ...]:
+    """A note when a layout's virtual chunks are not the even chunks the planner prices each rank's layers in
+    (:func:`shardplan.parallel.chunk_layers`): the interleaved schedule's tick is set by the largest chunk
+    (:mod:`shardplan.cost.pipeline`), so a skewed layout's bubble is larger than the one priced (breaker 58: chunks
+    of 15 and 1 layers priced as 8 and 8, about half the bubble, without a word)."""
+    from shardplan.parallel import chunk_layers
+    read, priced = layout_chunks(layout_entries(text, pp), pp), chunk_layers(split, v)
+    if all(sorted(a) == sorted(b) for a, b in zip(read, priced)):
+        return ()
+    worst = max(range(pp), key=lambda r: max(read[r]) - max(priced[r]))
+    return (f"--pipeline-model-parallel-layout {short_repr(text)}: rank {worst} runs chunks of "
+            f"{', '.join(map(str, read[worst]))} layers; the planner prices each rank's layers in even chunks "
+            f"({', '.join(map(str, priced[worst]))}), so its bubble is the even layout's: an interleaved pipeline's "
+            f"tick follows its largest chunk ({max(read[worst])} layers here against {max(priced[worst])}), so this "
+            "layout's bubble is larger than the one priced",)
+
+
 def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
     """schedule, virtual_stages and pp_layers from the pipeline flags."""
     out: dict = {"schedule": "1f1b", "virtual_stages": 1, "pp_layers": None}
@@ -758,6 +795,7 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
         out["pp_layers"] = split if len(set(split)) > 1 or v > 1 else None
         if v > 1:
             out.update(schedule="interleaved", virtual_stages=v)
+            a.misspelt_notes += _chunk_note(a.pipeline_model_parallel_layout, pp, split, v)
         return out
     first, last = a.decoder_first_pipeline_num_layers, a.decoder_last_pipeline_num_layers
     middle = None
@@ -1177,6 +1215,31 @@ def _check_read_flags(a: argparse.Namespace) -> None:
                     ("--recompute-num-layers", a.recompute_num_layers)):
         if v is not None and v < 1:
             raise ConfigError(f"{flag} {v}: legal: a whole number >= 1", field=flag.lstrip("-"), value=v)
+    _check_seq_length(a)
+
+
+def _check_seq_length(a: argparse.Namespace) -> None:
+    """``--seq-length`` as Megatron-LM's validate_args checks it (megatron/training/arguments.py): a multiple of
+    2 x ``--context-parallel-size`` when that is above 1 ("seq-length should be a multiple of 2 *
+    context-parallel-size if context-parallel-size > 1"), and at most ``--max-position-embeddings`` ("must be
+    greater than or equal to seq_length").
+
+    Raises:
+        ConfigError: naming --seq-length, its value and the legal values (breaker 58: both imported, and the plan's
+            estimate then refused the cp case).
+    """
+    seq, cp, pos = a.seq_length, a.context_parallel_size or 1, a.max_position_embeddings
+    if seq is None:
+        return
+    if cp > 1 and seq % (2 * cp):
+        step = 2 * cp
+        raise ConfigError(f"--seq-length {seq} is not a multiple of 2 x --context-parallel-size {cp} = {step} (Megatron-LM "
+                          f"validate_args asserts it); legal: multiples of {step}, e.g. {seq // step * step or step} or "
+                          f"{(seq // step + 1) * step}", field="seq_len", value=seq, legal=[step])
+    if pos is not None and seq > pos:
+        raise ConfigError(f"--seq-length {seq} is longer than --max-position-embeddings {pos} (Megatron-LM validate_args "
+                          f"asserts max_position_embeddings >= seq_length); legal: --seq-length 1 to {pos}, or a "
+                          f"--max-position-embeddings of at least {seq}", field="seq_len", value=seq, legal=[1, pos])
 
 
 def _drop_unset_launch_sizes(words: list[str]) -> list[str]:
@@ -1520,7 +1583,8 @@ def read_flags(text: str, devices: int | None = None) -> Imported:
     precision, optimizer_dtype = _training_of(a, zero)
     capacity, capacity_notes = _capacity_factor(a)
     framework, loss_notes = _profile_of(a, zero, dp, ulysses)
-    notes = _import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes + _etp_notes(a, tp)
+    notes = (_import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes + _etp_notes(a, tp)
+             + _default_notes(a, precision))
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
                     moe_capacity_factor=capacity, dropout=any((MEGATRON_DROPOUT if rate is None else rate) > 0
@@ -1528,6 +1592,39 @@ def read_flags(text: str, devices: int | None = None) -> Imported:
                     notes=notes, model_shape=model_shape(a),
                     # an unfused attention core (its s x s scores stored): the plan records attention 'naive'
                     attention="naive" if a.attention_backend in ("unfused", "local") else None)
+
+
+def _numerics_notes(ctx) -> list[str]:
+    """Header notes on the flags that set numerics other than Megatron-LM's defaults: ``--grad-reduce-in-bf16`` (the
+    plan keeps bf16 gradients; new-user pass 54) and dropout 0.0 (the plan is priced without dropout; new-user pass
+    58: the rates changed numerics against stock runs unexplained)."""
+    out = []
+    if "--grad-reduce-in-bf16" in PRECISION_FLAGS.get(ctx.training.precision.name, []):
+        out.append(f"--grad-reduce-in-bf16: the plan's precision {ctx.training.precision.name} keeps bf16 gradients; "
+                   "Megatron-LM's own default (--bf16 alone) accumulates and reduces them in fp32 (2x the gradient "
+                   "memory): --precision bf16-mixed-fp32-grads plans that")
+    if not ctx.training.dropout:
+        out.append("--attention-dropout 0.0 --hidden-dropout 0.0: the plan is priced without dropout; Megatron-LM's own "
+                   f"default is {MEGATRON_DROPOUT} for both (--dropout plans that: its masks stored, its element-wise "
+                   "traffic priced)")
+    return out
+
+
+def _default_notes(a: argparse.Namespace, precision: str) -> tuple[str, ...]:
+    """Notes on what the plan takes from Megatron-LM's defaults where the script says nothing (new-user pass 58: a stock
+    script imported as fp32 gradients and dropout on without a word): ``--bf16`` without ``--grad-reduce-in-bf16``
+    reduces gradients in fp32 (arguments.py validate_args), and without ``--attention-dropout`` / ``--hidden-dropout``
+    both are 0.1 (_add_regularization_args)."""
+    out = []
+    if precision == "bf16-mixed-fp32-grads" and not a.accumulate_allreduce_grads_in_fp32:
+        out.append("precision bf16-mixed-fp32-grads: --bf16 without --grad-reduce-in-bf16 accumulates and reduces "
+                   "gradients in fp32 (Megatron-LM's default; 2 more bytes per parameter than bf16 gradients)")
+    unset = [flag for flag, rate in (("--attention-dropout", a.attention_dropout), ("--hidden-dropout", a.hidden_dropout))
+             if rate is None]
+    if unset:
+        out.append(f"dropout on: {' and '.join(unset)} not given, Megatron-LM's default {MEGATRON_DROPOUT} (its masks "
+                   "stored, its element-wise traffic priced; --attention-dropout 0 --hidden-dropout 0 turns it off)")
+    return tuple(out)
 
 
 def _etp_of(a: argparse.Namespace, tp: int) -> int | None:

@@ -301,9 +301,27 @@ def read(text: str, devices: int | None = None) -> Imported:
                      "gradient as it goes; not priced (the plan keeps every gradient until the step: its memory is "
                      "an upper bound by the gradients' bytes)")
     seq_len = whole(tr, "seq_len", "torchtitan", where="[training] ", most=MAX_SEQ_LEN)
+    _check_cp_seq_len(seq_len, cp)
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=seq_len,
                     global_batch=glob, framework=profile, precision=precision, notes=tuple(notes))
 
+
+
+
+def _check_cp_seq_len(seq_len: int | None, cp: int) -> None:
+    """PyTorch's context_parallel shards each sequence into 2 x cp load-balanced chunks (torchtitan enables the load
+    balancing: distributed/utils.py create_context_parallel_ctx), so with cp > 1 the sequence must split into them.
+
+    Raises:
+        ConfigError: naming ``[training] seq_len`` and legal multiples (breaker 58: 4,095 at cp 2 was imported, and
+            the plan's estimate then refused it).
+    """
+    step = 2 * cp
+    if cp > 1 and seq_len and seq_len % step:
+        raise ConfigError(f"[training] seq_len = {seq_len} is not a multiple of 2 x context_parallel_degree {cp} = "
+                          f"{step} (context parallelism splits each sequence into {step} load-balanced chunks); legal: "
+                          f"multiples of {step}, e.g. {seq_len // step * step or step} or {(seq_len // step + 1) * step}",
+                          field="seq_len", value=seq_len, legal=[step])
 
 def _shard_degree(par: dict, rest: int, devices: int | None) -> int:
     """``data_parallel_shard_degree``; its -1 (torchtitan's default) takes the devices that replicate x tp x pp x cp

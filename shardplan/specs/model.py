@@ -162,9 +162,12 @@ class ModelSpec(BaseModel):
     def _check(self) -> "ModelSpec":
         kv = self.n_kv_heads if self.n_kv_heads is not None else self.n_heads
         if self.n_heads % kv:
+            from shardplan.errors import divisors
+            legal = divisors(self.n_heads)
             raise ConfigError(
-                f"n_kv_heads={kv} must divide n_heads={self.n_heads} (grouped-query attention)",
-                field="n_kv_heads", value=kv)
+                f"n_kv_heads={kv} does not divide n_heads={self.n_heads} (grouped-query attention: each KV head serves "
+                f"an equal group of query heads); legal n_kv_heads: {', '.join(map(str, legal))}",
+                field="n_kv_heads", value=kv, legal=legal)
         if self.head_dim is None and self.kv_lora_rank is None and self.d_model % self.n_heads:
             raise ConfigError(
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; give head_dim explicitly",

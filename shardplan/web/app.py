@@ -201,7 +201,8 @@ def update_view(uploaded: dict | None, *values: Any) -> tuple:
         e = build_estimate(dict(zip(CONTROLS, values)), uploaded)
         p = e.parallel
         figs = (charts.time_figure(e), charts.memory_figure(e), charts.roofline_figure(e),
-                charts.pipeline_figure(p.pp, e.layout.microbatches, p.schedule, p.virtual_stages))
+                charts.pipeline_figure(p.pp, e.layout.microbatches, p.schedule, p.virtual_stages,
+                                                   e.layout.stage_layers))
     except Exception as err:  # noqa: BLE001 - a UI callback must not raise into Dash
         msg = _error_text(err) if isinstance(err, (ConfigError, ValidationError)) else \
             f"internal error ({type(err).__name__}: {err}); please report it"
@@ -383,7 +384,8 @@ def _controls() -> html.Div:
 
 def export_download(framework: str, uploaded: dict | None, *values: Any) -> tuple:
     """Export-button callback: the control values' layout as a framework's config file
-    (:func:`shardplan.export.export_text`, the same text as ``shardplan export --to NAME``).
+    (:func:`shardplan.export.export_text`, the same text as ``shardplan export --to NAME``), priced with the
+    target's own profile (:func:`export_values`).
 
     Returns:
         ``(dcc.Download data or None, status text)``; a ConfigError (an invalid layout, or one the
@@ -394,7 +396,9 @@ def export_download(framework: str, uploaded: dict | None, *values: Any) -> tupl
     from shardplan.export import exporter, export_text, reproduce_command
     try:
         ex = exporter(framework)
-        e = build_estimate(dict(zip(CONTROLS, values)), uploaded)
+        # priced with the target's own profile, as `shardplan export --to NAME` prices it (breaker 58: a DeepSpeed file
+        # headed 820 ms / 48.7% MFU under the page's megatron profile where the CLI's, and its reproduce line, say 2.04 s)
+        e = build_estimate(export_values(ex.name, dict(zip(CONTROLS, values))), uploaded)
         filename = f"{ex.name}{ex.suffix}"
         text = export_text(ex.name, e, reproduce_command(ex.name, e, filename))
     except (ConfigError, ValidationError) as err:
@@ -475,13 +479,23 @@ def create_app() -> dash.Dash:
     def _upload(contents, filename):
         return parse_upload(contents, filename)
 
+    _register_framework_defaults(app)
+    _register_export(app)
+    return app
+
+
+def _register_framework_defaults(app: dash.Dash) -> None:
+    """The callbacks that set the ZeRO stage and the precision controls to the framework profile's defaults when the
+    framework control changes (:func:`framework_zero_stage`, :func:`framework_precision`), as ``shardplan estimate``
+    applies them when ``--zero-stage`` / ``--precision`` are not given."""
     @app.callback(Output("zero_stage", "value"), Input("framework", "value"), State("zero_stage", "value"),
                   prevent_initial_call=True)
     def _zero(framework, current):
         return framework_zero_stage(framework, current)
 
-    _register_export(app)
-    return app
+    @app.callback(Output("precision", "value"), Input("framework", "value"), prevent_initial_call=True)
+    def _precision(framework):
+        return framework_precision(framework)
 
 
 def framework_zero_stage(framework: str | None, current: Any) -> Any:
@@ -491,6 +505,30 @@ def framework_zero_stage(framework: str | None, current: Any) -> Any:
     from shardplan.presets.frameworks import FRAMEWORKS
     profile = FRAMEWORKS.get(str(framework or "").lower())
     return current if profile is None else profile.default_zero_stage
+
+
+def framework_precision(framework: str | None) -> str:
+    """The precision control's value after the framework control changes to ``framework``: the profile's
+    ``default_precision`` (MaxText / PAXML: fp32-params), else bf16-mixed, what ``shardplan estimate`` uses when
+    ``--precision`` is not given (:func:`shardplan.inputs.training_spec`)."""
+    from shardplan.presets.frameworks import FRAMEWORKS
+    profile = FRAMEWORKS.get(str(framework or "").lower())
+    return (profile.default_precision if profile is not None else None) or "bf16-mixed"
+
+
+def export_values(target: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The control values an export to ``target`` is priced with: the target framework's own profile
+    (``shardplan export --to NAME`` without ``--framework``: :data:`shardplan.cli.export.TARGET_PROFILES`), with that
+    profile's default precision where the page shows the page framework's default; ``values`` unchanged for a
+    target without a profile (megatron, easydel) or when the page already uses it. The page's other fields stay."""
+    from shardplan.cli.export import TARGET_PROFILES
+    profile = TARGET_PROFILES.get(target)
+    if profile is None or str(values.get("framework") or "").lower() == profile:
+        return values
+    out = {**values, "framework": profile}
+    if values.get("precision") in (None, "", framework_precision(values.get("framework"))):
+        out["precision"] = framework_precision(profile)
+    return out
 
 
 def serve(host: str = "127.0.0.1", port: int = 8050, debug: bool = False) -> None:

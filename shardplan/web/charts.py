@@ -407,11 +407,14 @@ def roofline_figure(e: Estimate) -> go.Figure:
 
 # ---- (e) pipeline schedule --------------------------------------------------------------------------
 
-def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_stages: int = 1) -> go.Figure:
+def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_stages: int = 1,
+                    stage_layers: Sequence[int] | None = None) -> go.Figure:
     """Gantt chart of :func:`pipeline_schedule`: one row per pipeline stage, one bar per pass.
 
     Forward passes are blue, backward orange, weight-gradient (zero-bubble) green; darker shades
     are later model chunks (interleaved). Labels are microbatch indices when the chart is small.
+    Every pass is drawn one unit long; ``stage_layers`` (the layout's layers per stage) uneven: the title says so
+    and names the split (the priced bubble follows the largest chunk, :mod:`shardplan.cost.pipeline`).
 
     Raises:
         ConfigError: as :func:`pipeline_schedule`.
@@ -447,6 +450,9 @@ def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_
         # priced in microbatch times (forward + backward = 3 chart units)
         units = 3 * bubble_fraction(ParallelConfig(pp=pp, schedule="dualpipe"))
         priced = f"; DualPipe's own bubble, as priced: (pp/2 - 1) x 2/3 microbatch times = {units:.2f} units"
+    if stage_layers is not None and len(set(stage_layers)) > 1:  # breaker 58: an uneven split was drawn as even
+        priced += (f"<br>drawn with equal stages; the stages hold {', '.join(map(str, stage_layers))} layers (the "
+                   "priced bubble follows the largest chunk)")
     fig.update_layout(
         barmode="overlay", **_LAYOUT, height=max(220, 60 + 34 * pp), bargap=0.15,
         title=dict(text=f"Pipeline schedule ({label}): pp={pp}, {microbatches} microbatches; bubble drawn "
