@@ -187,7 +187,9 @@ def heldout_band(sources: dict) -> ThroughputBand | None:
     :func:`shardplan.calibrate.heldout_band_text`: percentiles of predicted / measured over the records its
     cross-validation held out), or None when it has none or it does not parse."""
     import re
-    text = str(sources.get("heldout_band", ""))
+
+    from shardplan.calibrate import HELDOUT_BAND_SOURCE  # the key the writer uses: one source of truth
+    text = str(sources.get(HELDOUT_BAND_SOURCE, ""))
     num = r"([\d.e+-]+)"
     m = re.fullmatch(rf"p10 {num} p50 {num} p90 {num} median_abs_error {num} over (\d+) held-out predictions", text)
     if not m:
